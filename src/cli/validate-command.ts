@@ -1,0 +1,91 @@
+import { readdir, readFile } from "node:fs/promises";
+import { join, relative } from "node:path";
+import type { Finding } from "../workflow/finding.js";
+import { parseWorkflow } from "../workflow/parse.js";
+import { formatOption, parseOptions, UsageError, type Command } from "./command.js";
+
+/** The result of validating one file. */
+export interface FileReport {
+  file: string;
+  valid: boolean;
+  findings: Finding[];
+}
+
+const FORMATS = ["human", "json", "github"] as const;
+
+/** `clustercode validate [FILE...] [--format human|json|github]`. */
+const validate: Command = async (args, io) => {
+  const { values, positionals } = parseOptions(args, { format: { type: "string" } });
+  const format = formatOption(values.format, FORMATS);
+  const files = positionals.length > 0 ? positionals : await discoverWorkflows(io.cwd);
+  if (files.length === 0) {
+    throw new UsageError(
+      "no workflow found: pass a file, or run where .clustercode/workflow.yml exists",
+    );
+  }
+  const reports: FileReport[] = [];
+  for (const file of files) {
+    let text: string;
+    try {
+      text = await readFile(join(io.cwd, file), "utf8");
+    } catch (error) {
+      io.stderr.write(
+        `clustercode validate: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}\n`,
+      );
+      return 2;
+    }
+    const result = parseWorkflow(text);
+    reports.push({ file, valid: result.ok, findings: result.findings });
+  }
+  io.stdout.write(renderReports(reports, format));
+  if (format === "human") io.stderr.write(summarize(reports));
+  return reports.every((report) => report.valid) ? 0 : 1;
+};
+export default validate;
+
+/** `.clustercode/workflow.yml` and `.clustercode/workflows/*.yml` under `cwd`, as relative paths. */
+export async function discoverWorkflows(cwd: string): Promise<string[]> {
+  const found: string[] = [];
+  const main = join(cwd, ".clustercode", "workflow.yml");
+  if (
+    await readFile(main).then(
+      () => true,
+      () => false,
+    )
+  )
+    found.push(relative(cwd, main));
+  const entries = await readdir(join(cwd, ".clustercode", "workflows")).catch(() => [] as string[]);
+  for (const entry of entries.sort()) {
+    if (entry.endsWith(".yml") || entry.endsWith(".yaml"))
+      found.push(join(".clustercode", "workflows", entry));
+  }
+  return found;
+}
+
+/** Findings in one of the output formats. */
+export function renderReports(reports: FileReport[], format: (typeof FORMATS)[number]): string {
+  if (format === "json") return JSON.stringify({ files: reports }) + "\n";
+  const lines = reports.flatMap((report) =>
+    report.findings.map((finding) =>
+      format === "github"
+        ? `::${finding.severity} file=${property(report.file)},line=${finding.line},col=${finding.column},title=${property(finding.rule)}::${data(finding.message)}`
+        : `${report.file}:${finding.line}:${finding.column}  ${finding.severity}  ${finding.message}  [${finding.rule}]`,
+    ),
+  );
+  return lines.length === 0 ? "" : lines.join("\n") + "\n";
+}
+
+function summarize(reports: FileReport[]): string {
+  const all = reports.flatMap((report) => report.findings);
+  const errors = all.filter((finding) => finding.severity === "error").length;
+  const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`;
+  return `${plural(reports.length, "file")} checked: ${plural(errors, "error")}, ${plural(all.length - errors, "warning")}\n`;
+}
+
+// Escaping of GitHub Actions workflow commands.
+function data(text: string): string {
+  return text.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+}
+function property(text: string): string {
+  return data(text).replace(/:/g, "%3A").replace(/,/g, "%2C");
+}

@@ -1,0 +1,457 @@
+import { Cron } from "croner";
+import { z } from "zod";
+import { DURATION_PATTERN } from "./duration.js";
+
+/** Ids of nodes, engines and workflows: lower-case, starting with a letter or digit. */
+const ID_PATTERN = /^[a-z][a-z0-9_-]{0,39}$/;
+const id = (what: string) =>
+  z.string().regex(ID_PATTERN, {
+    error: `${what} must be lower-case letters, digits, "-" or "_", start with a letter and be at most 40 characters`,
+  });
+
+const duration = (what: string) =>
+  z
+    .string({ error: `${what} must be a duration such as 30m, 2h, 1d or 1h30m` })
+    .regex(DURATION_PATTERN, {
+      error: `${what} must be a duration such as 30m, 2h, 1d or 1h30m`,
+    })
+    .describe(`${what}: a duration such as 30m, 2h, 1d or 1h30m (units s, m, h, d).`);
+
+const usd = (what: string) =>
+  z
+    .number({ error: `${what} must be a number of US dollars` })
+    .positive()
+    .describe(what);
+
+/** The vCPU sizes an ECS task (and so a DevBox) can have. */
+export const DEVBOX_CPUS = [0.25, 0.5, 1, 2, 4, 8, 16] as const;
+
+const cronExpression = z
+  .string()
+  .describe('A five-field cron expression ("minute hour day-of-month month day-of-week").')
+  .superRefine((value, ctx) => {
+    const fields = value.trim().split(/\s+/);
+    if (fields.length !== 5) {
+      ctx.addIssue({
+        code: "custom",
+        message: `cron must have five fields (minute hour day-of-month month day-of-week); "${value}" has ${fields.length}`,
+      });
+      return;
+    }
+    try {
+      new Cron(value, { paused: true });
+    } catch (error) {
+      ctx.addIssue({
+        code: "custom",
+        message: `cron "${value}" is not valid: ${(error as Error).message.replace(/^CronPattern: /, "")}`,
+      });
+    }
+  });
+
+const timezone = z
+  .string()
+  .describe("An IANA time zone such as Europe/Paris; schedules are UTC without one.")
+  .refine(
+    (value) => {
+      try {
+        new Intl.DateTimeFormat("en", { timeZone: value });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    { error: "timezone must be an IANA time zone name such as Europe/Paris or America/New_York" },
+  );
+
+const schedule = z
+  .strictObject({
+    cron: cronExpression,
+    timezone: timezone.optional(),
+    brief: z.string().optional().describe("The brief a scheduled run starts with."),
+  })
+  .describe("A cron schedule that starts a run (and opens a tracking issue for it).");
+
+const triggers = z
+  .strictObject({
+    label: z
+      .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
+      .optional()
+      .describe("Labelling an issue with this label (or any of these labels) starts a run."),
+    command: z
+      .boolean()
+      .default(true)
+      .describe('Whether "/clustercode run [name]" comments start a run (default true).'),
+    schedule: z.array(schedule).min(1).optional().describe("Cron schedules that start runs."),
+  })
+  .describe("What starts a run: at least one trigger.")
+  .refine((on) => on.label !== undefined || on.command || on.schedule !== undefined, {
+    error: "on: needs at least one trigger: label, command: true or schedule",
+  });
+
+const devbox = z
+  .strictObject({
+    image: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Container image of the DevBox; default: the app's configured DevBox image."),
+    cpu: z
+      .number()
+      .refine((cpu) => (DEVBOX_CPUS as readonly number[]).includes(cpu), {
+        error: `cpu must be one of ${DEVBOX_CPUS.join(", ")} (vCPU)`,
+      })
+      .optional()
+      .describe("vCPUs of the DevBox: 0.25, 0.5, 1, 2, 4, 8 or 16."),
+    memory: z
+      .string()
+      .regex(/^[1-9][0-9]*(MiB|GiB)$/, { error: "memory must look like 512MiB or 8GiB" })
+      .optional()
+      .describe("Memory of the DevBox, such as 512MiB or 8GiB."),
+    setup: z
+      .array(z.string().min(1))
+      .optional()
+      .describe("Commands run once each time a DevBox is claimed, with bash -eo pipefail."),
+    secrets: z
+      .array(
+        z.string().regex(/^[A-Z_][A-Z0-9_]{0,127}$/, {
+          error: "secret names are upper-case environment variable names such as NPM_TOKEN",
+        }),
+      )
+      .optional()
+      .describe(
+        "Names of secrets injected as environment variables at container start; never values.",
+      ),
+  })
+  .describe("The isolated container each run claims.");
+
+const runBudget = z
+  .strictObject({
+    max_cost_usd: usd(
+      "Most the whole run may spend on agents and judges, in US dollars.",
+    ).optional(),
+    wall_clock: duration("Longest the whole run may take").optional(),
+  })
+  .describe("Limits for the whole run.");
+
+const admission = z
+  .strictObject({
+    max_active_runs: z
+      .int()
+      .positive()
+      .optional()
+      .describe("Runs of this workflow active at once; more are queued."),
+    max_awaiting_approval: z
+      .int()
+      .positive()
+      .optional()
+      .describe("When this many runs wait on people, no new run starts."),
+    resume_below: z
+      .int()
+      .nonnegative()
+      .optional()
+      .describe("New runs start again once fewer than this many runs wait on people."),
+  })
+  .describe("Admission limits: runs beyond them wait in a queue instead of being refused.")
+  .refine(
+    (a) =>
+      a.resume_below === undefined ||
+      a.max_awaiting_approval === undefined ||
+      a.resume_below <= a.max_awaiting_approval,
+    {
+      error: "resume_below must not be greater than max_awaiting_approval",
+      path: ["resume_below"],
+    },
+  );
+
+const engine = z
+  .strictObject({
+    command: z
+      .array(z.string())
+      .min(1)
+      .describe('The agent CLI as an argument list; "{prompt_file}" and "{model}" are substituted.')
+      .refine((argv) => argv.some((arg) => arg.includes("{prompt_file}")), {
+        error:
+          'an engine command must pass the prompt as a file: put "{prompt_file}" in one argument',
+      }),
+    cost: z
+      .strictObject({
+        json_path: z
+          .string()
+          .min(1)
+          .describe("Dotted path to the cost in US dollars in the JSON the engine prints last."),
+      })
+      .optional()
+      .describe("Where the engine reports what a turn cost."),
+  })
+  .describe("An agent CLI the workflow's nodes can use.");
+
+const approver = z.string().regex(/^@[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\/[A-Za-z0-9._-]+)?$/, {
+  error: 'approvers are "@login" or "@org/team"',
+});
+const approvers = z
+  .array(approver)
+  .min(1)
+  .describe('People ("@login") and teams ("@org/team") allowed to answer approvals.');
+
+const agent = z
+  .strictObject({
+    engine: id("engine").describe(
+      "A built-in engine (claude, codex) or one declared under engines.",
+    ),
+    model: z.string().min(1).optional().describe("The model the engine runs."),
+  })
+  .describe("The agent that does the work.");
+
+const judge = z
+  .strictObject({
+    provider: z
+      .enum(["anthropic", "openai"], { error: "judge provider must be anthropic or openai" })
+      .describe("The LLM provider that judges."),
+    model: z.string().min(1).describe("The provider's model."),
+  })
+  .describe("An LLM that judges, with a forced structured answer.");
+
+const gate = z
+  .strictObject({
+    name: z.string().min(1).describe("The gate's name, shown in iteration tables."),
+    run: z.string().min(1).describe("A command; exit 0 passes the gate."),
+  })
+  .describe("A command that must pass.");
+
+const common = {
+  title: z.string().min(1).optional().describe("Display name of the node."),
+  timeout: duration("Wall clock of one attempt").optional(),
+  idempotent: z
+    .boolean()
+    .optional()
+    .describe(
+      "Whether the node may be re-run after its DevBox was lost mid-command (default true). Set false for deploys.",
+    ),
+};
+
+const runNode = z
+  .strictObject({
+    kind: z.literal("run"),
+    ...common,
+    agent: agent.optional(),
+    prompt: z.string().min(1).optional().describe("What the agent is asked to do (with agent)."),
+    run: z.string().min(1).optional().describe("A command script (instead of agent and prompt)."),
+  })
+  .describe("One agent turn (agent and prompt) or one command script (run).")
+  .superRefine((node, ctx) => {
+    const hasAgent = node.agent !== undefined || node.prompt !== undefined;
+    if (hasAgent && node.run !== undefined) {
+      ctx.addIssue({
+        code: "custom",
+        message: "a run node has either run or agent and prompt, not both",
+      });
+    } else if (!hasAgent && node.run === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        message: "a run node needs run (a command) or agent and prompt",
+      });
+    } else if (hasAgent && node.agent === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        message: "prompt needs an agent: { engine, model }",
+        path: ["prompt"],
+      });
+    } else if (hasAgent && node.prompt === undefined) {
+      ctx.addIssue({ code: "custom", message: "agent needs a prompt", path: ["agent"] });
+    }
+  });
+
+const loopNode = z
+  .strictObject({
+    kind: z.literal("loop"),
+    ...common,
+    goal: z.string().min(1).describe("What the agent works toward, iteration after iteration."),
+    agent,
+    gates: z.array(gate).optional().describe("Commands that must all pass for the loop to end."),
+    budget: z
+      .strictObject({
+        max_iterations: z.int().optional().describe("Most iterations (1-50)."),
+        max_cost_per_iteration_usd: usd(
+          "Most one iteration may cost; over it the loop ends exhausted.",
+        ).optional(),
+        max_daily_cost_usd: usd(
+          "Most this workflow may spend on this loop per repository and UTC day.",
+        ).optional(),
+        wall_clock: duration("Longest the loop may take").optional(),
+      })
+      .optional()
+      .describe("The loop's budget."),
+  })
+  .describe("Iterates toward a goal until every gate passes or the budget runs out.");
+
+const variant = z
+  .strictObject({
+    engine: id("engine").describe(
+      "A built-in engine (claude, codex) or one declared under engines.",
+    ),
+    model: z.string().min(1).optional().describe("The model the engine runs."),
+  })
+  .describe("One contender of a prototype race.");
+
+const prototypeNode = z
+  .strictObject({
+    kind: z.literal("prototype"),
+    ...common,
+    brief: z.string().min(1).describe("What every variant is asked to build."),
+    variants: z
+      .array(variant)
+      .describe("2 to 6 variants, each in its own DevBox on its own branch."),
+    gates: z.array(gate).optional().describe("Commands a variant must pass to count."),
+    select: z
+      .enum(["first", "judge"])
+      .default("first")
+      .describe(
+        "first: the first variant to pass wins; judge: a judge picks among those that pass.",
+      ),
+    judge: judge.optional(),
+  })
+  .describe("Variants race the same brief; the winner's branch becomes the run's branch.")
+  .refine((node) => node.select !== "judge" || node.judge !== undefined, {
+    error: "select: judge needs a judge: { provider, model }",
+    path: ["select"],
+  });
+
+const decisionNode = z
+  .strictObject({
+    kind: z.literal("decision"),
+    ...common,
+    evaluator: z
+      .enum(["status", "deterministic", "agent"], {
+        error: "evaluator must be status, deterministic or agent",
+      })
+      .describe(
+        "status: the previous node's outcome; deterministic: a command's exit code; agent: an LLM judge.",
+      ),
+    run: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("The command of a deterministic decision: exit 0 is pass."),
+    question: z.string().min(1).optional().describe("What an agent decision asks its judge."),
+    judge: judge.optional(),
+  })
+  .describe("Routes on exactly one outgoing labelled edge.")
+  .superRefine((node, ctx) => {
+    const need = (field: "run" | "question" | "judge", why: string) => {
+      if (node[field] === undefined)
+        ctx.addIssue({ code: "custom", message: why, path: ["evaluator"] });
+    };
+    const forbid = (field: "run" | "question" | "judge") => {
+      if (node[field] !== undefined) {
+        ctx.addIssue({
+          code: "custom",
+          message: `${field} is not used by a ${node.evaluator} decision: remove it`,
+          path: [field],
+        });
+      }
+    };
+    if (node.evaluator === "deterministic") {
+      need("run", "a deterministic decision needs run: a command whose exit 0 means pass");
+      forbid("question");
+      forbid("judge");
+    } else if (node.evaluator === "agent") {
+      need("question", "an agent decision needs a question for its judge");
+      need("judge", "an agent decision needs judge: { provider, model }");
+      forbid("run");
+    } else {
+      forbid("run");
+      forbid("question");
+      forbid("judge");
+    }
+  });
+
+const approvalNode = z
+  .strictObject({
+    kind: z.literal("approval"),
+    title: common.title,
+    idempotent: common.idempotent,
+    timeout: duration("How long people have to answer (1h to 30d, default 72h)").optional(),
+    on_timeout: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("The label taken when nobody answers in time (default rejected)."),
+    approvers: approvers.optional(),
+    message: z.string().optional().describe("What the people asked should check."),
+    prevent_self_approval: z
+      .boolean()
+      .optional()
+      .describe("Refuse an answer from the person who started the run."),
+  })
+  .describe("Stops the run until a permitted person approves or rejects, or the window lapses.");
+
+/** The five node kinds. */
+export const NODE_KINDS = ["run", "loop", "prototype", "decision", "approval"] as const;
+
+const node = z.discriminatedUnion(
+  "kind",
+  [runNode, loopNode, prototypeNode, decisionNode, approvalNode],
+  {
+    error: (issue) =>
+      issue.code === "invalid_union" ? `kind must be one of ${NODE_KINDS.join(", ")}` : undefined,
+  },
+);
+
+const edge = z
+  .strictObject({
+    from: z.string().describe("The source node."),
+    to: z.string().describe("The target node, or a terminal: done, failed, escalated."),
+    label: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "The outcome this edge is taken on (decisions and approvals; exhausted for give-up).",
+      ),
+    back: z.boolean().optional().describe("Marks an intended cycle; capped by max_traversals."),
+    max_traversals: z
+      .int()
+      .optional()
+      .describe("How often the token may cross this back-edge in one run (1-20, default 3)."),
+  })
+  .describe("A transition between nodes.");
+
+/** A workflow file, version 1. */
+export const workflowSchema = z
+  .strictObject({
+    version: z.literal(1, { error: "version must be 1" }).describe("The language version: 1."),
+    name: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9-]{0,39}$/, {
+        error: 'name must be lower-case letters, digits and "-", at most 40 characters',
+      })
+      .describe("The workflow's name, used by /clustercode run NAME."),
+    on: triggers,
+    devbox: devbox.optional(),
+    budget: runBudget.optional(),
+    admission: admission.optional(),
+    engines: z
+      .record(id("engine"), engine)
+      .optional()
+      .describe("Agent CLIs beyond the built-in claude and codex."),
+    approvers: approvers.optional(),
+    nodes: z
+      .record(id("node id"), node)
+      .describe("The graph's nodes (at most 20); the first is the entry.")
+      .refine((nodes) => Object.keys(nodes).length > 0, {
+        error: "nodes: needs at least one node",
+      }),
+    edges: z.array(edge).default([]).describe("The graph's edges."),
+  })
+  .describe("A ClusterCode workflow: a small graph of agent and command nodes.");
+
+/** A parsed workflow, version 1. */
+export type Workflow = z.output<typeof workflowSchema>;
+/** One node of a workflow. */
+export type WorkflowNode = Workflow["nodes"][string];
+/** A node kind. */
+export type NodeKind = WorkflowNode["kind"];
+/** One edge of a workflow. */
+export type Edge = Workflow["edges"][number];
+/** A gate command. */
+export type Gate = z.output<typeof gate>;
