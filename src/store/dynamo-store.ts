@@ -1,0 +1,220 @@
+import { isConditionFailed } from "./dynamo-error.js";
+import * as items from "./dynamo-items.js";
+import { INDEX_PARTITIONS, keyOf, num, padTime, type Item } from "./dynamo-items.js";
+import { TableRequests, type TableRequestsOptions } from "./dynamo-requests.js";
+import { GSI } from "./dynamo-table.js";
+import type {
+  DeliveryRecord,
+  EvidenceRecord,
+  Receipt,
+  Store,
+  StoredRun,
+  TimerRecord,
+} from "./store.js";
+import { StoreError } from "./store-error.js";
+
+/**
+ * How a DynamoStore reaches its table: the client, the table name, and an optional `onRequest`
+ * hook called once per DynamoDB request with its operation name (to count writes per transition).
+ */
+export type DynamoStoreOptions = TableRequestsOptions;
+
+const DEFAULT_LIMIT = 100;
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * The store on one DynamoDB table (or dynalite). Every run transition is one conditional PutItem
+ * on the run's version; evidence and receipts go in one BatchWriteItem per 25 items. Index reads
+ * (listRuns, listActiveRuns, dueTimers, unprocessedDeliveries) are eventually consistent on
+ * DynamoDB, so an entry may have just changed: claimTimer's condition and the run's version
+ * condition keep that safe. Direct reads (getRun, listEvidence, getReceipts) are consistent.
+ */
+export class DynamoStore implements Store {
+  /** Name of the table this store reads and writes. */
+  readonly table: string;
+  readonly #requests: TableRequests;
+
+  constructor(options: DynamoStoreOptions) {
+    this.table = options.table;
+    this.#requests = new TableRequests(options);
+  }
+
+  async createRun(run: StoredRun): Promise<boolean> {
+    if (run.version !== 1) {
+      throw new StoreError("invalid_argument", `A new run starts at version 1, not ${run.version}`);
+    }
+    return this.#requests.put(items.encodeRun(run), { expression: "attribute_not_exists(pk)" });
+  }
+
+  async getRun(runId: string): Promise<StoredRun | undefined> {
+    const item = await this.#requests.get(keyOf.run(runId));
+    return item && items.decodeRun(item);
+  }
+
+  async saveRun(run: StoredRun): Promise<boolean> {
+    if (!Number.isSafeInteger(run.version) || run.version < 2) {
+      throw new StoreError("invalid_argument", `A saved run has version 2 or more: ${run.version}`);
+    }
+    // The whole run, indexes included, in one conditional PutItem: a final status simply leaves
+    // out the active-runs index keys.
+    return this.#requests.put(items.encodeRun(run), {
+      expression: "#version = :old",
+      names: { "#version": "version" },
+      values: { ":old": num(run.version - 1) },
+    });
+  }
+
+  async listRuns(repo: string, options: { limit?: number } = {}): Promise<StoredRun[]> {
+    const found = await this.#queryIndex(GSI.gsi1, INDEX_PARTITIONS.repo(repo), {
+      limit: options.limit ?? DEFAULT_LIMIT,
+      newestFirst: true,
+    });
+    return found.map(items.decodeRun);
+  }
+
+  async listActiveRuns(options: { limit?: number } = {}): Promise<StoredRun[]> {
+    const found = await this.#queryIndex(GSI.gsi2, INDEX_PARTITIONS.activeRuns, {
+      limit: options.limit ?? Infinity,
+    });
+    return found.map(items.decodeRun);
+  }
+
+  async writeAfterEffects(evidence: EvidenceRecord[], receipts: Receipt[]): Promise<void> {
+    // Encode everything first, so that a bad record fails the call before anything is written.
+    const encoded = [...evidence.map(items.encodeEvidence), ...receipts.map(items.encodeReceipt)];
+    await this.#requests.batchPut(encoded);
+  }
+
+  async listEvidence(runId: string): Promise<EvidenceRecord[]> {
+    const found = await this.#requests.query({
+      KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+      ExpressionAttributeValues: { ":pk": { S: `RUN#${runId}` }, ":prefix": { S: "EV#" } },
+      ConsistentRead: true,
+    });
+    return found.map(items.decodeEvidence);
+  }
+
+  async getReceipts(runId: string, seqs: number[]): Promise<Map<number, Receipt>> {
+    const keys = [...new Set(seqs)].map((seq) => keyOf.receipt(runId, seq));
+    const found = (await this.#requests.batchGet(keys)).map(items.decodeReceipt);
+    return new Map(found.map((receipt) => [receipt.seq, receipt]));
+  }
+
+  async putTimer(timer: TimerRecord): Promise<void> {
+    await this.#requests.put(items.encodeTimer(timer));
+  }
+
+  async deleteTimer(runId: string, timerId: string): Promise<void> {
+    await this.#requests.delete(keyOf.timer(runId, timerId));
+  }
+
+  async dueTimers(now: number, limit = DEFAULT_LIMIT): Promise<TimerRecord[]> {
+    // Every index key of a timer due at or before `now` sorts below the padded `now + 1`.
+    const found = await this.#queryIndex(GSI.gsi1, INDEX_PARTITIONS.timers, {
+      limit,
+      sortKeyBelow: padTime(Math.floor(now) + 1),
+    });
+    return found.map(items.decodeTimer);
+  }
+
+  async claimTimer(timer: TimerRecord): Promise<boolean> {
+    // The due time is part of the condition: a timer rescheduled since it was listed stays put.
+    return this.#requests.delete(keyOf.timer(timer.runId, timer.timerId), {
+      expression: "#dueAt = :dueAt",
+      names: { "#dueAt": "dueAt" },
+      values: { ":dueAt": num(timer.dueAt) },
+    });
+  }
+
+  async recordDelivery(delivery: DeliveryRecord): Promise<boolean> {
+    return this.#requests.put(items.encodeDelivery(delivery), {
+      expression: "attribute_not_exists(pk)",
+    });
+  }
+
+  async markDeliveryProcessed(deliveryId: string, at: number): Promise<void> {
+    try {
+      await this.#requests.update({
+        Key: keyOf.delivery(deliveryId),
+        // Removing the index keys takes the delivery out of the sparse unprocessed index.
+        UpdateExpression: "SET #at = if_not_exists(#at, :at) REMOVE gsi2pk, gsi2sk",
+        ConditionExpression: "attribute_exists(pk)",
+        ExpressionAttributeNames: { "#at": "processedAt" },
+        ExpressionAttributeValues: { ":at": num(at) },
+      });
+    } catch (error) {
+      if (!isConditionFailed(error)) throw error;
+      throw new StoreError("not_found", `No delivery ${deliveryId} was recorded`, { cause: error });
+    }
+  }
+
+  async unprocessedDeliveries(limit = DEFAULT_LIMIT): Promise<DeliveryRecord[]> {
+    const found = await this.#queryIndex(GSI.gsi2, INDEX_PARTITIONS.unprocessedDeliveries, {
+      limit,
+    });
+    return found.map(items.decodeDelivery);
+  }
+
+  async addCost(scope: string, day: string, usd: number): Promise<number> {
+    if (!DAY.test(day)) throw new StoreError("invalid_argument", `Not a YYYY-MM-DD day: ${day}`);
+    const attributes = await this.#requests.update({
+      Key: keyOf.ledger(scope, day),
+      // ADD is applied by the database (in decimal), so concurrent adds never lose each other.
+      UpdateExpression: "ADD #total :usd SET #scope = :scope, #day = :day",
+      ExpressionAttributeNames: { "#total": "total", "#scope": "scope", "#day": "day" },
+      ExpressionAttributeValues: { ":usd": num(usd), ":scope": { S: scope }, ":day": { S: day } },
+      ReturnValues: "UPDATED_NEW",
+    });
+    return Number(attributes?.total?.N ?? "0");
+  }
+
+  async getCost(scope: string, day: string): Promise<number> {
+    const item = await this.#requests.get(keyOf.ledger(scope, day));
+    return Number(item?.total?.N ?? "0");
+  }
+
+  async acquireLease(name: string, holder: string, now: number, ms: number): Promise<boolean> {
+    const item: Item = {
+      ...keyOf.lease(name),
+      kind: { S: "lease" },
+      holder: { S: holder },
+      expiresAt: num(now + ms),
+    };
+    return this.#requests.put(item, {
+      expression: "attribute_not_exists(pk) OR #expiresAt <= :now OR #holder = :holder",
+      names: { "#expiresAt": "expiresAt", "#holder": "holder" },
+      values: { ":now": num(now), ":holder": { S: holder } },
+    });
+  }
+
+  async releaseLease(name: string, holder: string): Promise<void> {
+    // False when another holder took it after it expired: theirs now, nothing to release.
+    await this.#requests.delete(keyOf.lease(name), {
+      expression: "#holder = :holder",
+      names: { "#holder": "holder" },
+      values: { ":holder": { S: holder } },
+    });
+  }
+
+  #queryIndex(
+    index: string,
+    partition: string,
+    options: { limit: number; newestFirst?: boolean; sortKeyBelow?: string },
+  ): Promise<Item[]> {
+    const values: Item = { ":pk": { S: partition } };
+    let condition = `${index}pk = :pk`;
+    if (options.sortKeyBelow !== undefined) {
+      condition += ` AND ${index}sk < :below`;
+      values[":below"] = { S: options.sortKeyBelow };
+    }
+    return this.#requests.query(
+      {
+        IndexName: index,
+        KeyConditionExpression: condition,
+        ExpressionAttributeValues: values,
+        ScanIndexForward: options.newestFirst !== true,
+      },
+      options.limit,
+    );
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * What went wrong in the store, in the store's words. Adapters map their SDK's errors to one of
+ * these once, so callers decide on `code` and `retryable` and never read message text.
+ */
+export type StoreErrorCode =
+  /** A conditional write found a different item than expected, where the caller did not expect it. */
+  | "condition_failed"
+  /** The database asked us to slow down (throttling, request limits). */
+  | "throttled"
+  /** The database could not be reached or failed on its side (network, 5xx, timeout). */
+  | "unavailable"
+  /** Items of a batch were still unprocessed after the bounded retries. */
+  | "unprocessed"
+  /** The table (or another resource) does not exist. */
+  | "not_found"
+  /** The existing table does not have the keys and indexes this store needs. */
+  | "schema_mismatch"
+  /** The database rejected the request as malformed (e.g. an item over 400 KB). */
+  | "invalid_request"
+  /** The caller passed a value the store cannot write (negative seq, non-JSON snapshot, ...). */
+  | "invalid_argument"
+  /** Credentials are missing or not allowed to do this. */
+  | "access_denied"
+  /** The embedded database's directory is held by another live process. */
+  | "state_dir_locked"
+  /** Anything not classified above. */
+  | "unknown";
+
+/** The one error type the store throws. `cause` keeps the original error for logs. */
+export class StoreError extends Error {
+  override readonly name = "StoreError";
+  /** What went wrong, for callers to branch on. */
+  readonly code: StoreErrorCode;
+  /** True when the same call may succeed if tried again later. */
+  readonly retryable: boolean;
+
+  constructor(
+    code: StoreErrorCode,
+    message: string,
+    options: { retryable?: boolean; cause?: unknown } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.code = code;
+    this.retryable = options.retryable ?? false;
+  }
+}

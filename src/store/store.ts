@@ -1,0 +1,114 @@
+/**
+ * The durable store's contract. One DynamoDB table holds every record kind (single-table
+ * design); every run transition is one conditional write on the run's version, with no
+ * transactions (the embedded server has none).
+ */
+
+/** A run as stored: the engine snapshot and the outbox of the transition that wrote it. */
+export interface StoredRun {
+  runId: string;
+  /** Starts at 1 on create; each transition writes version + 1 on the condition version = old. */
+  version: number;
+  /** Owner/name of the repository, or the local path for `clustercode run`. */
+  repo: string;
+  workflow: string;
+  /** Run status (queued, running, awaiting_input, succeeded, ...), denormalised for listing. */
+  status: string;
+  /** The engine snapshot, JSON-serialisable. */
+  snapshot: unknown;
+  /** Effects of the last transition, JSON-serialisable; performed under `runId/seq` keys. */
+  outbox: unknown[];
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** One append-only evidence entry. `seq` is unique per run. */
+export interface EvidenceRecord {
+  runId: string;
+  seq: number;
+  at: number;
+  entry: unknown;
+}
+
+/** Proof that the effect `runId/seq` was performed, with what it returned. */
+export interface Receipt {
+  runId: string;
+  seq: number;
+  at: number;
+  result: unknown;
+}
+
+/** A timer of a run, found by due time through an index (never a scan of runs). */
+export interface TimerRecord {
+  runId: string;
+  timerId: string;
+  dueAt: number;
+}
+
+/** A webhook delivery, recorded before it is processed. */
+export interface DeliveryRecord {
+  deliveryId: string;
+  event: string;
+  payload: unknown;
+  receivedAt: number;
+  /** Set once the delivery has been turned into engine events. */
+  processedAt?: number;
+}
+
+/** The run store. Implementations: DynamoDB (and dynalite, embedded). */
+export interface Store {
+  /** Creates a run at version 1; false when the id already exists. */
+  createRun(run: StoredRun): Promise<boolean>;
+  getRun(runId: string): Promise<StoredRun | undefined>;
+  /**
+   * Writes `run` (whose version is the new one) if the stored version is `run.version - 1`;
+   * false when another writer got there first.
+   */
+  saveRun(run: StoredRun): Promise<boolean>;
+  /** Runs of a repository (newest first; at most `limit`, default 100), through an index. */
+  listRuns(repo: string, options?: { limit?: number }): Promise<StoredRun[]>;
+  /**
+   * Runs that are not finished, across repositories, oldest first (all of them unless `limit`),
+   * through an index.
+   */
+  listActiveRuns(options?: { limit?: number }): Promise<StoredRun[]>;
+
+  /**
+   * Writes evidence entries and receipts in one batch (one request per 25 items; not atomic
+   * across requests); rewriting one with the same key is harmless.
+   */
+  writeAfterEffects(evidence: EvidenceRecord[], receipts: Receipt[]): Promise<void>;
+  listEvidence(runId: string): Promise<EvidenceRecord[]>;
+  getReceipts(runId: string, seqs: number[]): Promise<Map<number, Receipt>>;
+
+  putTimer(timer: TimerRecord): Promise<void>;
+  deleteTimer(runId: string, timerId: string): Promise<void>;
+  /** Timers due at or before `now`, oldest first (at most `limit`, default 100), through the due-time index. */
+  dueTimers(now: number, limit?: number): Promise<TimerRecord[]>;
+  /**
+   * Claims a due timer so that exactly one caller fires it: true for the caller that deletes it.
+   * False also when the timer was rescheduled (its `dueAt` changed) since it was listed.
+   */
+  claimTimer(timer: TimerRecord): Promise<boolean>;
+
+  /** Records a delivery; false when its id was seen before (a duplicate or redelivery). */
+  recordDelivery(delivery: DeliveryRecord): Promise<boolean>;
+  /** Takes a recorded delivery out of the unprocessed list (keeping the first `at`). */
+  markDeliveryProcessed(deliveryId: string, at: number): Promise<void>;
+  /** Deliveries recorded but not yet processed, oldest first (default limit 100), through an index. */
+  unprocessedDeliveries(limit?: number): Promise<DeliveryRecord[]>;
+
+  /**
+   * Adds `usd` to the ledger of `scope` (e.g. `owner/repo#workflow#loop`) for `day` (YYYY-MM-DD,
+   * UTC) atomically, and returns the new total.
+   */
+  addCost(scope: string, day: string, usd: number): Promise<number>;
+  getCost(scope: string, day: string): Promise<number>;
+
+  /**
+   * Tries to take a named lease for `ms`: free, expired (`now` at or past its end) or already
+   * held by `holder` (a renewal); true when `holder` now holds it.
+   */
+  acquireLease(name: string, holder: string, now: number, ms: number): Promise<boolean>;
+  releaseLease(name: string, holder: string): Promise<void>;
+}

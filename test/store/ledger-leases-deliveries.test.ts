@@ -1,0 +1,115 @@
+import { describe, expect, it } from "vitest";
+import type { DeliveryRecord } from "../../src/store/store.js";
+import { useTestDynamo } from "./dynalite-fixture.js";
+
+const dynamo = useTestDynamo();
+
+function delivery(deliveryId: string, receivedAt: number): DeliveryRecord {
+  return { deliveryId, event: "issue_comment", payload: { action: "created" }, receivedAt };
+}
+
+describe("deliveries", () => {
+  it("records a delivery once and reports a redelivery as a duplicate", async () => {
+    const store = await dynamo.newStore();
+    expect(await store.recordDelivery(delivery("d1", 1_000))).toBe(true);
+    expect(await store.recordDelivery({ ...delivery("d1", 2_000), event: "push" })).toBe(false);
+    expect(await store.unprocessedDeliveries()).toEqual([delivery("d1", 1_000)]);
+  });
+
+  it("lists unprocessed deliveries oldest first until they are processed", async () => {
+    const store = await dynamo.newStore();
+    await store.recordDelivery(delivery("late", 3_000));
+    await store.recordDelivery(delivery("early", 1_000));
+    await store.recordDelivery(delivery("middle", 2_000));
+    await store.recordDelivery({ ...delivery("done-on-arrival", 500), processedAt: 600 });
+    expect((await store.unprocessedDeliveries()).map((d) => d.deliveryId)).toEqual([
+      "early",
+      "middle",
+      "late",
+    ]);
+    await store.markDeliveryProcessed("middle", 5_000);
+    await store.markDeliveryProcessed("middle", 6_000);
+    expect((await store.unprocessedDeliveries(5)).map((d) => d.deliveryId)).toEqual([
+      "early",
+      "late",
+    ]);
+    expect(await store.unprocessedDeliveries(1)).toEqual([delivery("early", 1_000)]);
+    // Still a duplicate once processed: a redelivery must not be processed twice.
+    expect(await store.recordDelivery(delivery("middle", 7_000))).toBe(false);
+  });
+
+  it("says which delivery is unknown when marking one that was never recorded", async () => {
+    const store = await dynamo.newStore();
+    await expect(store.markDeliveryProcessed("nope", 1)).rejects.toMatchObject({
+      code: "not_found",
+      message: "No delivery nope was recorded",
+    });
+    expect(await store.unprocessedDeliveries()).toEqual([]);
+  });
+});
+
+describe("cost ledger", () => {
+  it("adds concurrent costs without losing any, each caller seeing its own total", async () => {
+    const store = await dynamo.newStore();
+    const scope = "octo/app#fix#loop";
+    const totals = await Promise.all(
+      Array.from({ length: 20 }, () => store.addCost(scope, "2025-06-01", 0.1)),
+    );
+    expect(await store.getCost(scope, "2025-06-01")).toBe(2);
+    // Decimal arithmetic in the database: 0.1 twenty times is 2, and every step is exact.
+    expect([...totals].sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 20 }, (_, i) => Number(((i + 1) / 10).toFixed(1))),
+    );
+  });
+
+  it("keeps days and scopes apart, and reads an untouched ledger as zero", async () => {
+    const store = await dynamo.newStore();
+    expect(await store.addCost("a", "2025-06-01", 1.25)).toBe(1.25);
+    expect(await store.addCost("a", "2025-06-02", 0.5)).toBe(0.5);
+    expect(await store.addCost("b", "2025-06-01", 3)).toBe(3);
+    expect(await store.getCost("a", "2025-06-01")).toBe(1.25);
+    expect(await store.getCost("a", "2025-06-03")).toBe(0);
+  });
+
+  it("rejects a day that is not YYYY-MM-DD and a cost that is not a number", async () => {
+    const store = await dynamo.newStore();
+    await expect(store.addCost("a", "1 June", 1)).rejects.toMatchObject({
+      code: "invalid_argument",
+      message: "Not a YYYY-MM-DD day: 1 June",
+    });
+    await expect(store.addCost("a", "2025-06-01", Number.NaN)).rejects.toMatchObject({
+      code: "invalid_argument",
+      message: "Cannot store the number NaN",
+    });
+    expect(await store.getCost("a", "2025-06-01")).toBe(0);
+  });
+});
+
+describe("leases", () => {
+  it("gives a free lease to one holder and keeps others out until it expires", async () => {
+    const store = await dynamo.newStore();
+    expect(await store.acquireLease("scheduler", "host-a", 1_000, 10_000)).toBe(true);
+    expect(await store.acquireLease("scheduler", "host-b", 5_000, 10_000)).toBe(false);
+    // The holder renews its own lease.
+    expect(await store.acquireLease("scheduler", "host-a", 9_000, 10_000)).toBe(true);
+    expect(await store.acquireLease("scheduler", "host-b", 15_000, 10_000)).toBe(false);
+    expect(await store.acquireLease("scheduler", "host-b", 19_000, 10_000)).toBe(true);
+    expect(await store.acquireLease("scheduler", "host-a", 20_000, 10_000)).toBe(false);
+  });
+
+  it("lets exactly one of several concurrent hosts take a free lease", async () => {
+    const store = await dynamo.newStore();
+    const hosts = Array.from({ length: 6 }, (_, i) => `host-${i}`);
+    const won = await Promise.all(hosts.map((h) => store.acquireLease("l", h, 1_000, 5_000)));
+    expect(won.filter(Boolean)).toHaveLength(1);
+  });
+
+  it("releases only the holder's own lease", async () => {
+    const store = await dynamo.newStore();
+    await store.acquireLease("l", "host-a", 1_000, 10_000);
+    await store.releaseLease("l", "host-b");
+    expect(await store.acquireLease("l", "host-b", 2_000, 10_000)).toBe(false);
+    await store.releaseLease("l", "host-a");
+    expect(await store.acquireLease("l", "host-b", 2_000, 10_000)).toBe(true);
+  });
+});

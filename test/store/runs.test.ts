@@ -1,0 +1,121 @@
+import { describe, expect, it } from "vitest";
+import type { StoredRun } from "../../src/store/store.js";
+import { StoreError } from "../../src/store/store-error.js";
+import { useTestDynamo } from "./dynalite-fixture.js";
+
+const dynamo = useTestDynamo();
+
+function run(overrides: Partial<StoredRun> = {}): StoredRun {
+  return {
+    runId: "run-1",
+    version: 1,
+    repo: "octo/app",
+    workflow: ".clustercode/fix.yml",
+    status: "queued",
+    snapshot: { node: "plan", vars: { empty: "", list: [] } },
+    outbox: [{ kind: "start", seq: 1 }],
+    createdAt: 1_000,
+    updatedAt: 1_000,
+    ...overrides,
+  };
+}
+
+describe("runs", () => {
+  it("creates a run once and reads it back as written", async () => {
+    const store = await dynamo.newStore();
+    expect(await store.createRun(run())).toBe(true);
+    expect(await store.createRun(run({ snapshot: "other" }))).toBe(false);
+    expect(await store.getRun("run-1")).toEqual(run());
+    expect(await store.getRun("missing")).toBeUndefined();
+  });
+
+  it("lets exactly one of several concurrent saves of the same version win", async () => {
+    const store = await dynamo.newStore();
+    await store.createRun(run());
+    const attempts = Array.from({ length: 8 }, (_, writer) =>
+      run({ version: 2, status: "running", snapshot: { writer }, updatedAt: 2_000 + writer }),
+    );
+    const results = await Promise.all(attempts.map((attempt) => store.saveRun(attempt)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    const winner = attempts[results.indexOf(true)];
+    expect(await store.getRun("run-1")).toEqual(winner);
+  });
+
+  it("refuses a save that skips or repeats a version", async () => {
+    const store = await dynamo.newStore();
+    await store.createRun(run());
+    expect(await store.saveRun(run({ version: 3 }))).toBe(false);
+    expect(await store.saveRun(run({ version: 2, status: "running" }))).toBe(true);
+    expect(await store.saveRun(run({ version: 2, status: "failed" }))).toBe(false);
+    expect((await store.getRun("run-1"))?.status).toBe("running");
+  });
+
+  it("does not save a run that was never created", async () => {
+    const store = await dynamo.newStore();
+    expect(await store.saveRun(run({ runId: "ghost", version: 2 }))).toBe(false);
+    expect(await store.getRun("ghost")).toBeUndefined();
+  });
+
+  it("rejects versions a run can never have, with a typed error", async () => {
+    const store = await dynamo.newStore();
+    await expect(store.createRun(run({ version: 2 }))).rejects.toMatchObject({
+      code: "invalid_argument",
+      message: "A new run starts at version 1, not 2",
+    });
+    await expect(store.saveRun(run({ version: 1 }))).rejects.toBeInstanceOf(StoreError);
+  });
+
+  it("lists a repository's runs newest first, and only that repository's", async () => {
+    const store = await dynamo.newStore();
+    await store.createRun(run({ runId: "a", createdAt: 3_000 }));
+    await store.createRun(run({ runId: "b", createdAt: 1_000 }));
+    await store.createRun(run({ runId: "c", createdAt: 2_000 }));
+    await store.createRun(run({ runId: "other", repo: "octo/other", createdAt: 4_000 }));
+    const listed = await store.listRuns("octo/app");
+    expect(listed.map((r) => r.runId)).toEqual(["a", "c", "b"]);
+    expect((await store.listRuns("octo/app", { limit: 2 })).map((r) => r.runId)).toEqual([
+      "a",
+      "c",
+    ]);
+    expect(await store.listRuns("octo/none")).toEqual([]);
+  });
+
+  it("lists active runs oldest first and drops a run once its status is final", async () => {
+    const store = await dynamo.newStore();
+    await store.createRun(run({ runId: "queued", createdAt: 3_000 }));
+    await store.createRun(run({ runId: "running", repo: "octo/b", createdAt: 1_000 }));
+    await store.createRun(run({ runId: "waiting", createdAt: 2_000 }));
+    await store.createRun(run({ runId: "done", createdAt: 500 }));
+    await store.saveRun(run({ runId: "running", repo: "octo/b", version: 2, status: "running" }));
+    await store.saveRun(run({ runId: "waiting", version: 2, status: "awaiting_input" }));
+    for (const [runId, status] of [
+      ["done", "succeeded"],
+      ["queued", "failed"],
+    ] as const) {
+      const current = await store.getRun(runId);
+      expect(current).toBeDefined();
+      if (current) await store.saveRun({ ...current, version: current.version + 1, status });
+    }
+    const active = await store.listActiveRuns();
+    expect(active.map((r) => [r.runId, r.status])).toEqual([
+      ["running", "running"],
+      ["waiting", "awaiting_input"],
+    ]);
+    expect((await store.listActiveRuns({ limit: 1 })).map((r) => r.runId)).toEqual(["running"]);
+    // Finished runs stay listed under their repository.
+    expect((await store.listRuns("octo/app")).map((r) => r.runId)).toEqual([
+      "queued",
+      "waiting",
+      "done",
+    ]);
+  });
+
+  it("writes a transition as one PutItem request", async () => {
+    const requests: string[] = [];
+    const store = await dynamo.newStore({ onRequest: (name) => requests.push(name) });
+    await store.createRun(run());
+    requests.length = 0;
+    await store.saveRun(run({ version: 2, status: "running" }));
+    expect(requests).toEqual(["PutItem"]);
+  });
+});
