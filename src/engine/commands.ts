@@ -1,0 +1,55 @@
+/**
+ * What a DevBox is asked to do. These travel from the runtime to the DevBox agent over the
+ * internal API; untrusted text (the brief, gate output) is carried in files and environment
+ * variables, never spliced into a command line.
+ */
+export type DevBoxCommand =
+  /** A trusted script from the workflow file, run with `bash -eo pipefail -c`. */
+  | { type: "script"; script: string }
+  /**
+   * An agent CLI: `argv` is spawned without a shell after `{prompt_file}` and `{model}` are
+   * replaced; the prompt is written to a file first.
+   */
+  | { type: "agent"; argv: string[]; prompt: string; model?: string; costJsonPath?: string }
+  /** Commit every change and push the branch; the result carries the commit SHA. */
+  | { type: "checkpoint"; message: string };
+
+/** A command addressed to one DevBox under its idempotency key. */
+export interface CommandRequest {
+  /** Unique per run and attempt; a DevBox never runs one id twice. */
+  commandId: string;
+  command: DevBoxCommand;
+  /** Extra environment for the command, e.g. CLUSTERCODE_FEEDBACK_FILE contents by name. */
+  files?: Record<string, string>;
+}
+
+/** What a DevBox reports when a command ends. */
+export interface CommandResult {
+  commandId: string;
+  exitCode: number;
+  /** The last part of combined stdout and stderr (bounded). */
+  output: string;
+  durationMs: number;
+  /** Cost the agent reported, in US dollars, when it did. */
+  costUsd?: number;
+  /** The commit a checkpoint made or found. */
+  sha?: string;
+  /**
+   * Set (with exit code 125) when the command had been started by an earlier agent in the same
+   * checkout that stopped before it reported: its outcome is unknown, so treat it like a lost
+   * DevBox (re-run only when the node is idempotent), never as a plain failure.
+   */
+  interrupted?: boolean;
+}
+
+/** How a DevBox is set up when it is claimed. */
+export interface DevBoxSpec {
+  image?: string;
+  cpu?: number;
+  memoryMiB?: number;
+  /** Branch the DevBox checks out (created from `baseBranch` when missing). */
+  branch: string;
+  baseBranch: string;
+  setup: string[];
+  secrets: string[];
+}

@@ -1,0 +1,204 @@
+import type { Workflow } from "../workflow/workflow.schema.js";
+import type { CommandRequest, CommandResult, DevBoxSpec } from "./commands.js";
+
+/** Where a run is in its life. */
+export type RunStatus =
+  "queued" | "running" | "awaiting_input" | "succeeded" | "failed" | "cancelled" | "escalated";
+
+/** Statuses a run never leaves (except `failed`, through a retry). */
+export const FINAL_STATUSES: readonly RunStatus[] = [
+  "succeeded",
+  "failed",
+  "cancelled",
+  "escalated",
+];
+
+/** Is `status` final? */
+export function isFinal(status: RunStatus): boolean {
+  return FINAL_STATUSES.includes(status);
+}
+
+/** What does not change during a run: the pinned workflow and where the run works. */
+export interface RunDefinition {
+  runId: string;
+  workflow: Workflow;
+  /** The branch the run branch starts from. */
+  baseBranch: string;
+  /** The run branch: `clustercode/<issue>-<run>` on GitHub. */
+  branch: string;
+  /** The requirement: the issue's cleaned title and body, or `--brief`. Untrusted text. */
+  brief: string;
+  /** Who started the run. */
+  startedBy?: string;
+  /** Agent CLIs by engine name: argv templates with `{prompt_file}` and `{model}`. */
+  engines: Readonly<Record<string, { command: string[]; costJsonPath?: string }>>;
+}
+
+/** One visit of the token to a node, in order. */
+export interface Visit {
+  node: string;
+  attempt: number;
+  startedAt: number;
+  endedAt?: number;
+  /** succeeded, failed, timed_out, exhausted, lost, or a decision's or approval's label. */
+  outcome?: string;
+  /** The edge label the run routed on. */
+  label?: string;
+  reason?: string;
+  costUsd: number;
+}
+
+/** A DevBox the run holds. */
+export interface HeldDevBox {
+  id: string;
+  branch: string;
+  ready: boolean;
+}
+
+/** One contender of a prototype race. */
+export interface VariantState {
+  index: number;
+  devbox: HeldDevBox;
+  phase: "claim" | "agent" | "gates" | "checkpoint" | "passed" | "failed" | "cancelled";
+  gateIndex: number;
+  gateFailures: number;
+  commandId?: string;
+  lostOnce: boolean;
+  costUsd: number;
+  durationMs: number;
+}
+
+/** The work in progress on the active node. */
+export type NodeProgress =
+  | { kind: "claim" }
+  | { kind: "exec"; commandId: string; step: "main" | "checkpoint" | "setup" }
+  | {
+      kind: "loop";
+      iteration: number;
+      commandId: string;
+      step: "agent" | "gate" | "checkpoint";
+      gateIndex: number;
+      /** Outputs of this iteration's failed gates, fed to the next iteration. */
+      failures: { gate: string; output: string }[];
+      outcome?: string;
+    }
+  | { kind: "prototype"; variants: VariantState[]; judgeRequest?: string }
+  | { kind: "judge"; requestId: string }
+  | { kind: "approval"; timerId: string; deadline: number };
+
+/** The active node and what it is doing. */
+export interface ActiveNode {
+  node: string;
+  /** Index into `visits`. */
+  visit: number;
+  progress: NodeProgress;
+  /** The outcome decided before the checkpoint that ends the node. */
+  pendingOutcome?: { outcome: string; reason?: string };
+  /** A node-timeout timer, when the node has a `timeout`. */
+  timeoutTimer?: string;
+  /** Whether an idempotent re-run after a lost DevBox was used. */
+  lostRerun: boolean;
+  /** Loop iterations used by earlier attempts of this visit: the budget carries over. */
+  iterationsBefore: number;
+}
+
+/** What a run in `awaiting_input` waits for. */
+export type Awaiting =
+  | { kind: "approval"; node: string; deadline: number }
+  | { kind: "lost"; node: string; commandId?: string };
+
+/** The whole state of a run: what `step` reads and returns. */
+export interface RunSnapshot {
+  runId: string;
+  status: RunStatus;
+  reason?: string;
+  startedAt: number;
+  updatedAt: number;
+  /** The run branch; a prototype's winner replaces it. */
+  branch: string;
+  /** Whether the run branch exists in the source repository (a checkpoint pushed it). */
+  branchPushed: boolean;
+  lastSha?: string;
+  visits: Visit[];
+  /** Crossings per edge, by the edge's index; never reset within a run. */
+  traversals: Record<string, number>;
+  costUsd: number;
+  devbox?: HeldDevBox;
+  active?: ActiveNode;
+  awaiting?: Awaiting;
+  /** The node a failed run stopped at, which `retry` re-enters. */
+  failedNode?: string;
+  /** The outcome of the node that handed over, which a status decision routes on. */
+  lastOutcome?: string;
+  /** Pending timers by id, with their due time. */
+  timers: Record<string, number>;
+  /** The next effect sequence number. */
+  seq: number;
+  /** The next evidence sequence number. */
+  evidenceSeq: number;
+}
+
+/** Something that happened to a run: the input of `step`. Time always comes in as data. */
+export type RunEvent = { at: number } & (
+  | { type: "run.start" }
+  | { type: "devbox.ready"; devboxId: string; ok: boolean; error?: string; sha?: string }
+  | { type: "devbox.lost"; devboxId: string; reason: string; runningCommandId?: string }
+  | { type: "command.finished"; devboxId: string; result: CommandResult }
+  | { type: "timer.fired"; timerId: string }
+  | {
+      type: "judge.verdict";
+      requestId: string;
+      label: string;
+      reasoning: string;
+      model?: string;
+      costUsd?: number;
+    }
+  | { type: "judge.failed"; requestId: string; reason: string }
+  | {
+      type: "approval.answer";
+      decision: "approved" | "rejected";
+      actor: string;
+      node?: string;
+      note?: string;
+      where?: string;
+    }
+  | { type: "run.cancel"; actor: string; reason?: string }
+  | { type: "run.retry"; actor: string }
+  | { type: "run.resolve"; outcome: "succeeded" | "failed"; actor: string; note?: string }
+);
+
+/** An evidence entry: what ran, why it routed, what changed, what it cost, who accepted. */
+export interface EvidenceEntry {
+  at: number;
+  kind: string;
+  node?: string;
+  attempt?: number;
+  [detail: string]: unknown;
+}
+
+/** Something the runtime must do. `seq` is unique per run: the idempotency key is `runId/seq`. */
+export type Effect = { seq: number } & (
+  | { type: "devbox.claim"; devboxId: string; spec: DevBoxSpec }
+  | { type: "devbox.release"; devboxId: string }
+  | { type: "command.dispatch"; devboxId: string; request: CommandRequest }
+  | { type: "timer.set"; timerId: string; dueAt: number }
+  | { type: "timer.cancel"; timerId: string }
+  | {
+      type: "judge.request";
+      requestId: string;
+      node: string;
+      question: string;
+      labels: string[];
+      judge: { provider: string; model: string };
+      /** Branches to judge between (prototype judging), when any. */
+      candidates?: { label: string; branch: string }[];
+    }
+  | { type: "evidence"; evidenceSeq: number; entry: EvidenceEntry }
+);
+
+/** What `step` returns. `refused` says why an event was not accepted (for a reply). */
+export interface StepResult {
+  snapshot: RunSnapshot;
+  effects: Effect[];
+  refused?: string;
+}

@@ -1,0 +1,215 @@
+import type { WorkflowNode } from "../workflow/workflow.schema.js";
+import type { CommandResult } from "./commands.js";
+import { completeNode } from "./flow.js";
+import type { NodeProgress, VariantState } from "./model.js";
+import { agentCommand } from "./prompts.js";
+import type { Transition } from "./transition.js";
+import { addCost } from "./work.js";
+
+type PrototypeNode = Extract<WorkflowNode, { kind: "prototype" }>;
+type PrototypeProgress = Extract<NodeProgress, { kind: "prototype" }>;
+
+function prototypeOf(t: Transition): { node: PrototypeNode; progress: PrototypeProgress } {
+  const node = t.node(t.active.node);
+  const progress = t.active.progress;
+  if (node.kind !== "prototype" || progress.kind !== "prototype") {
+    throw new Error("programmer error: not a prototype");
+  }
+  return { node, progress };
+}
+
+/** Starts every variant of the active prototype, each in its own DevBox on its own branch. */
+export function startPrototype(t: Transition): void {
+  const node = t.node(t.active.node);
+  if (node.kind !== "prototype") throw new Error("programmer error: not a prototype");
+  const variants: VariantState[] = node.variants.map((_, index) => ({
+    index,
+    devbox: t.claimDevBox(`${t.snapshot.branch}-v${index + 1}`),
+    phase: "claim",
+    gateIndex: 0,
+    gateFailures: 0,
+    lostOnce: false,
+    costUsd: 0,
+    durationMs: 0,
+  }));
+  t.active.progress = { kind: "prototype", variants };
+}
+
+/** The variant running in DevBox `devboxId`, if the active node is a prototype. */
+export function variantOn(t: Transition, devboxId: string): VariantState | undefined {
+  const progress = t.snapshot.active?.progress;
+  if (progress?.kind !== "prototype") return undefined;
+  return progress.variants.find((variant) => variant.devbox.id === devboxId);
+}
+
+/** A variant's DevBox is ready (or failed to start). */
+export function onVariantReady(
+  t: Transition,
+  variant: VariantState,
+  ok: boolean,
+  error?: string,
+): void {
+  const { node } = prototypeOf(t);
+  if (!ok) {
+    failVariant(t, variant, `DevBox failed to start: ${error ?? "unknown"}`);
+    return;
+  }
+  variant.devbox.ready = true;
+  const spec = node.variants[variant.index];
+  if (spec === undefined) throw new Error("programmer error: no variant");
+  const prompt = `${node.brief}\n\nThe requirement is in the file named by CLUSTERCODE_BRIEF_FILE.\n`;
+  variant.phase = "agent";
+  variant.commandId = t.dispatch(variant.devbox.id, agentCommand(t.definition, spec, prompt));
+}
+
+/** A variant's command ended. */
+export function onVariantCommand(
+  t: Transition,
+  variant: VariantState,
+  result: CommandResult,
+): void {
+  const { node } = prototypeOf(t);
+  variant.durationMs += result.durationMs;
+  variant.costUsd += result.costUsd ?? 0;
+  t.record("command.finished", {
+    node: t.active.node,
+    variant: variant.index + 1,
+    command: result.commandId,
+    exitCode: result.exitCode,
+    durationMs: result.durationMs,
+    ...(result.costUsd === undefined ? {} : { costUsd: result.costUsd }),
+  });
+  if (!addCost(t, result.costUsd)) return;
+  const gates = node.gates ?? [];
+  if (variant.phase === "checkpoint") {
+    if (result.exitCode !== 0) {
+      failVariant(t, variant, "checkpoint failed");
+      return;
+    }
+    variant.phase = "passed";
+    decide(t);
+    return;
+  }
+  if (variant.phase === "gates" && result.exitCode !== 0) variant.gateFailures++;
+  variant.gateIndex = variant.phase === "gates" ? variant.gateIndex + 1 : 0;
+  const next = gates[variant.gateIndex];
+  if (variant.gateFailures > 0) {
+    failVariant(t, variant, "a gate failed");
+  } else if (next !== undefined) {
+    variant.phase = "gates";
+    variant.commandId = t.dispatch(variant.devbox.id, { type: "script", script: next.run });
+  } else {
+    variant.phase = "checkpoint";
+    const message = `clustercode: ${t.active.node} variant ${variant.index + 1}`;
+    variant.commandId = t.dispatch(variant.devbox.id, { type: "checkpoint", message });
+  }
+}
+
+/** A variant's DevBox was lost: it gets one fresh DevBox, then counts as failed. */
+export function onVariantLost(t: Transition, variant: VariantState, reason: string): void {
+  t.record("attempt.lost", { node: t.active.node, variant: variant.index + 1, reason });
+  if (variant.lostOnce || variant.phase === "passed") {
+    failVariant(t, variant, `DevBox lost: ${reason}`);
+    return;
+  }
+  t.releaseDevBox(variant.devbox);
+  variant.lostOnce = true;
+  variant.devbox = t.claimDevBox(variant.devbox.branch);
+  variant.phase = "claim";
+  variant.gateIndex = 0;
+  delete variant.commandId;
+}
+
+function failVariant(t: Transition, variant: VariantState, reason: string): void {
+  variant.phase = "failed";
+  delete variant.commandId;
+  t.record("variant.failed", { node: t.active.node, variant: variant.index + 1, reason });
+  t.releaseDevBox(variant.devbox);
+  decide(t);
+}
+
+/** Picks the winner when the race allows it: the first to pass, or the judge's choice. */
+function decide(t: Transition): void {
+  const { node, progress } = prototypeOf(t);
+  const passed = progress.variants.filter((variant) => variant.phase === "passed");
+  const done = progress.variants.every(
+    (variant) => variant.phase === "passed" || variant.phase === "failed",
+  );
+  const first = passed[0];
+  if (node.select === "first" && first !== undefined) {
+    win(t, first, "first to pass its gates");
+  } else if (done && first === undefined) {
+    recordTable(t);
+    completeNode(t, "failed", "no variant passed its gates");
+  } else if (done && passed.length === 1 && first !== undefined) {
+    win(t, first, "the only variant that passed its gates");
+  } else if (done && progress.judgeRequest === undefined) {
+    const requestId = `j${t.snapshot.seq}`;
+    progress.judgeRequest = requestId;
+    t.emit({
+      type: "judge.request",
+      requestId,
+      node: t.active.node,
+      question: `Which variant best satisfies the brief? ${node.brief}`,
+      labels: passed.map((variant) => `v${variant.index + 1}`),
+      judge: node.judge ?? { provider: "anthropic", model: "" },
+      candidates: passed.map((variant) => ({
+        label: `v${variant.index + 1}`,
+        branch: variant.devbox.branch,
+      })),
+    });
+  }
+}
+
+/** The judge of a prototype answered. */
+export function onPrototypeVerdict(
+  t: Transition,
+  label: string | undefined,
+  reasoning: string,
+): void {
+  const { progress } = prototypeOf(t);
+  const passed = progress.variants.filter((variant) => variant.phase === "passed");
+  const chosen = passed.find((variant) => `v${variant.index + 1}` === label) ?? passed[0];
+  if (chosen === undefined) throw new Error("programmer error: judged with no passing variant");
+  win(
+    t,
+    chosen,
+    label === undefined
+      ? `judge gave no valid choice (${reasoning}); first passing variant`
+      : reasoning,
+  );
+}
+
+function win(t: Transition, winner: VariantState, why: string): void {
+  const { progress } = prototypeOf(t);
+  const s = t.snapshot;
+  for (const variant of progress.variants) {
+    if (variant === winner || variant.phase === "failed") continue;
+    variant.phase = "cancelled";
+    t.releaseDevBox(variant.devbox);
+  }
+  s.branch = winner.devbox.branch;
+  s.branchPushed = true;
+  s.devbox = winner.devbox;
+  t.record("prototype.selected", {
+    node: t.active.node,
+    variant: winner.index + 1,
+    branch: s.branch,
+    why,
+  });
+  recordTable(t);
+  completeNode(t, "succeeded");
+}
+
+function recordTable(t: Transition): void {
+  const { node, progress } = prototypeOf(t);
+  const table = progress.variants.map((variant) => ({
+    variant: variant.index + 1,
+    engine: node.variants[variant.index]?.engine,
+    model: node.variants[variant.index]?.model,
+    durationMs: variant.durationMs,
+    costUsd: variant.costUsd,
+    verdict: variant.phase,
+  }));
+  t.record("prototype.variants", { node: t.active.node, variants: table });
+}

@@ -1,0 +1,296 @@
+import { parseDuration } from "../workflow/duration.js";
+import { completeNode, endRun, enterNode, startWork } from "./flow.js";
+import {
+  isFinal,
+  type RunDefinition,
+  type RunEvent,
+  type RunSnapshot,
+  type StepResult,
+} from "./model.js";
+import {
+  onPrototypeVerdict,
+  onVariantCommand,
+  onVariantLost,
+  onVariantReady,
+  variantOn,
+} from "./prototype.js";
+import { Transition } from "./transition.js";
+import { addCost, onWorkFinished } from "./work.js";
+
+/** Id of the timer that bounds the whole run. */
+export const RUN_WALL_CLOCK_TIMER = "run:wall-clock";
+/** A run's wall clock when its workflow sets none. */
+export const DEFAULT_RUN_WALL_CLOCK = "24h";
+
+/** The snapshot of a run that has not started yet. */
+export function createSnapshot(definition: RunDefinition, at: number): RunSnapshot {
+  return {
+    runId: definition.runId,
+    status: "queued",
+    startedAt: at,
+    updatedAt: at,
+    branch: definition.branch,
+    branchPushed: false,
+    visits: [],
+    traversals: {},
+    costUsd: 0,
+    timers: {},
+    seq: 1,
+    evidenceSeq: 1,
+  };
+}
+
+/**
+ * The run engine: the next snapshot and the effects to perform, given an event. Pure: no I/O,
+ * no clock, no randomness. An event that does not apply (a stale result, an answer nobody asked
+ * for) leaves the snapshot as it was and says why in `refused`.
+ */
+export function step(
+  definition: RunDefinition,
+  snapshot: RunSnapshot,
+  event: RunEvent,
+): StepResult {
+  const t = new Transition(definition, snapshot, event.at);
+  const refused = apply(t, event);
+  if (refused !== undefined) return { snapshot, effects: [], refused };
+  return { snapshot: t.snapshot, effects: t.effects };
+}
+
+function apply(t: Transition, event: RunEvent): string | undefined {
+  const s = t.snapshot;
+  if (event.type === "run.retry") return retry(t, event.actor);
+  if (isFinal(s.status)) return `the run has already ended (${s.status})`;
+  switch (event.type) {
+    case "run.start": {
+      if (s.status !== "queued") return "the run has already started";
+      const entry = Object.keys(t.definition.workflow.nodes)[0];
+      if (entry === undefined) throw new Error("programmer error: workflow without nodes");
+      s.status = "running";
+      t.record("run.started", {
+        branch: s.branch,
+        baseBranch: t.definition.baseBranch,
+        startedBy: t.definition.startedBy,
+      });
+      const wallClock = t.definition.workflow.budget?.wall_clock ?? DEFAULT_RUN_WALL_CLOCK;
+      t.setTimer(RUN_WALL_CLOCK_TIMER, t.at + parseDuration(wallClock));
+      enterNode(t, entry);
+      return undefined;
+    }
+    case "run.cancel":
+      endRun(t, "cancelled", event.reason ?? `cancelled by ${event.actor}`);
+      return undefined;
+    case "devbox.ready":
+      return onReady(t, event.devboxId, event.ok, event.error);
+    case "devbox.lost":
+      return onLost(t, event.devboxId, event.reason);
+    case "command.finished": {
+      const variant = variantOn(t, event.devboxId);
+      if (variant !== undefined) {
+        if (variant.commandId !== event.result.commandId) return "stale command result";
+        onVariantCommand(t, variant, event.result);
+        return undefined;
+      }
+      const progress = s.active?.progress;
+      const current =
+        progress?.kind === "exec" || progress?.kind === "loop" ? progress.commandId : undefined;
+      if (current !== event.result.commandId || s.devbox?.id !== event.devboxId)
+        return "stale command result";
+      onWorkFinished(t, event.result);
+      return undefined;
+    }
+    case "timer.fired":
+      return onTimer(t, event.timerId);
+    case "judge.verdict":
+    case "judge.failed":
+      return onJudge(t, event);
+    case "approval.answer": {
+      const awaiting = s.awaiting;
+      if (awaiting?.kind !== "approval") return "no approval is waiting in this run";
+      if (event.node !== undefined && event.node !== awaiting.node) {
+        return `the waiting approval is ${awaiting.node}, not ${event.node}`;
+      }
+      const node = t.node(awaiting.node);
+      const self = node.kind === "approval" && node.prevent_self_approval === true;
+      if (self && event.actor === t.definition.startedBy) {
+        return `${event.actor} started this run and ${awaiting.node} does not allow self-approval`;
+      }
+      t.record("approval.answered", {
+        node: awaiting.node,
+        decision: event.decision,
+        actor: event.actor,
+        ...(event.note === undefined ? {} : { note: event.note }),
+        ...(event.where === undefined ? {} : { where: event.where }),
+      });
+      if (s.active?.progress.kind === "approval") t.cancelTimer(s.active.progress.timerId);
+      completeNode(t, event.decision);
+      return undefined;
+    }
+    case "run.resolve": {
+      if (s.awaiting?.kind !== "lost")
+        return "nothing in this run waits for resolve: it is for a lost, non-idempotent node";
+      t.record("lost.resolved", {
+        node: s.awaiting.node,
+        outcome: event.outcome,
+        actor: event.actor,
+        note: event.note,
+      });
+      completeNode(t, event.outcome, `resolved ${event.outcome} by ${event.actor}`);
+      return undefined;
+    }
+  }
+}
+
+function retry(t: Transition, actor: string): string | undefined {
+  const s = t.snapshot;
+  const lost = s.awaiting?.kind === "lost" ? s.awaiting.node : undefined;
+  const node = lost ?? (s.status === "failed" ? s.failedNode : undefined);
+  if (node === undefined) {
+    return s.status === "failed"
+      ? "this run failed before any node ran, so there is nothing to retry"
+      : "only a failed run, or a lost node waiting for an answer, can be retried";
+  }
+  const attempt =
+    Math.max(0, ...s.visits.filter((visit) => visit.node === node).map((visit) => visit.attempt)) +
+    1;
+  const carried = s.active?.iterationsBefore ?? 0;
+  delete s.active;
+  t.record("run.retried", { node, attempt, actor });
+  if (lost === undefined) {
+    delete s.reason;
+    const wallClock = t.definition.workflow.budget?.wall_clock ?? DEFAULT_RUN_WALL_CLOCK;
+    t.setTimer(RUN_WALL_CLOCK_TIMER, t.at + parseDuration(wallClock));
+  }
+  enterNode(t, node, attempt, { lostRerun: true, iterations: carried });
+  return undefined;
+}
+
+function onReady(t: Transition, devboxId: string, ok: boolean, error?: string): string | undefined {
+  const s = t.snapshot;
+  const variant = variantOn(t, devboxId);
+  if (variant !== undefined) {
+    if (variant.phase !== "claim") return "stale DevBox";
+    onVariantReady(t, variant, ok, error);
+    return undefined;
+  }
+  if (s.devbox?.id !== devboxId || s.devbox.ready) return "stale DevBox";
+  t.record("devbox.ready", { devbox: devboxId, ok, ...(error === undefined ? {} : { error }) });
+  if (!ok) {
+    t.releaseDevBox(s.devbox);
+    delete s.devbox;
+    if (s.active !== undefined)
+      completeNode(t, "failed", `DevBox failed to start: ${error ?? "unknown"}`);
+    return undefined;
+  }
+  s.devbox.ready = true;
+  if (s.active?.progress.kind === "claim") startWork(t);
+  return undefined;
+}
+
+function onLost(t: Transition, devboxId: string, reason: string): string | undefined {
+  const s = t.snapshot;
+  const variant = variantOn(t, devboxId);
+  if (variant !== undefined) {
+    if (variant.phase === "passed" || variant.phase === "failed" || variant.phase === "cancelled") {
+      return "DevBox already released";
+    }
+    onVariantLost(t, variant, reason);
+    return undefined;
+  }
+  if (s.devbox?.id !== devboxId) return "stale DevBox";
+  t.releaseDevBox(s.devbox);
+  delete s.devbox;
+  const active = s.active;
+  if (active === undefined || s.awaiting !== undefined) {
+    t.record("devbox.lost", { devbox: devboxId, reason });
+    return undefined;
+  }
+  const node = t.node(active.node);
+  const visit = t.visit;
+  t.record("attempt.lost", { node: active.node, attempt: visit.attempt, devbox: devboxId, reason });
+  visit.outcome = "lost";
+  visit.endedAt = t.at;
+  visit.reason = reason;
+  t.cancelTimer(active.timeoutTimer);
+  const iterations =
+    active.progress.kind === "loop" ? active.progress.iteration : active.iterationsBefore;
+  if (node.idempotent !== false && !active.lostRerun) {
+    enterNode(t, active.node, visit.attempt + 1, { lostRerun: true, iterations });
+    return undefined;
+  }
+  s.status = "awaiting_input";
+  s.awaiting = { kind: "lost", node: active.node };
+  active.progress = { kind: "claim" };
+  active.iterationsBefore = iterations;
+  return undefined;
+}
+
+function onTimer(t: Transition, timerId: string): string | undefined {
+  const s = t.snapshot;
+  if (!(timerId in s.timers)) return "stale timer";
+  delete s.timers[timerId];
+  const active = s.active;
+  if (timerId === RUN_WALL_CLOCK_TIMER) {
+    endRun(t, "failed", "run wall clock exceeded", active?.node);
+  } else if (active?.progress.kind === "approval" && active.progress.timerId === timerId) {
+    const node = t.node(active.node);
+    const label = node.kind === "approval" ? (node.on_timeout ?? "rejected") : "rejected";
+    t.record("approval.timed_out", { node: active.node, label });
+    completeNode(t, label);
+  } else if (active !== undefined && active.timeoutTimer === timerId) {
+    delete active.timeoutTimer;
+    if (active.progress.kind === "prototype") {
+      for (const variant of active.progress.variants) t.releaseDevBox(variant.devbox);
+    } else {
+      t.releaseDevBox(s.devbox);
+    }
+    delete s.devbox;
+    completeNode(t, "timed_out", "node timeout reached");
+  }
+  return undefined;
+}
+
+function onJudge(
+  t: Transition,
+  event: Extract<RunEvent, { type: "judge.verdict" | "judge.failed" }>,
+): string | undefined {
+  const active = t.snapshot.active;
+  const progress = active?.progress;
+  const prototype = progress?.kind === "prototype" ? progress.judgeRequest : undefined;
+  const decision = progress?.kind === "judge" ? progress.requestId : undefined;
+  if (active === undefined || (event.requestId !== prototype && event.requestId !== decision)) {
+    return "stale verdict";
+  }
+  const verdict = event.type === "judge.verdict" ? event : undefined;
+  t.record("decision.evaluated", {
+    node: active.node,
+    evaluator: "agent",
+    ...(event.type === "judge.failed"
+      ? { error: event.reason }
+      : {
+          verdict: event.label,
+          reasoning: event.reasoning,
+          model: event.model,
+          costUsd: event.costUsd,
+        }),
+  });
+  if (verdict !== undefined && !addCost(t, verdict.costUsd)) return undefined;
+  if (prototype !== undefined) {
+    onPrototypeVerdict(t, verdict?.label, verdict?.reasoning ?? "");
+    return undefined;
+  }
+  const edges = t.definition.workflow.edges.filter((edge) => edge.from === active.node);
+  const allowed = edges
+    .map((edge) => edge.label)
+    .filter((label) => label !== "exhausted" && label !== "default");
+  if (verdict !== undefined && allowed.includes(verdict.label)) {
+    completeNode(t, verdict.label);
+    return undefined;
+  }
+  const reason =
+    event.type === "judge.failed"
+      ? `judge failed: ${event.reason}`
+      : `judge answered "${event.label}", which is not one of ${allowed.join(", ")}`;
+  if (edges.some((edge) => edge.label === "default")) completeNode(t, "default", reason);
+  else endRun(t, "failed", reason, active.node);
+  return undefined;
+}

@@ -1,0 +1,135 @@
+import { parseMemoryMiB } from "../workflow/duration.js";
+import type { WorkflowNode } from "../workflow/workflow.schema.js";
+import type { DevBoxCommand } from "./commands.js";
+import type {
+  ActiveNode,
+  Effect,
+  EvidenceEntry,
+  HeldDevBox,
+  RunDefinition,
+  RunSnapshot,
+  Visit,
+} from "./model.js";
+
+type EffectBody = Effect extends infer E ? (E extends Effect ? Omit<E, "seq"> : never) : never;
+
+/**
+ * One transition being computed: a private copy of the snapshot and the effects emitted so
+ * far. Ids come from the snapshot's sequence, so the same events always give the same ids.
+ */
+export class Transition {
+  readonly snapshot: RunSnapshot;
+  readonly effects: Effect[] = [];
+
+  constructor(
+    readonly definition: RunDefinition,
+    snapshot: RunSnapshot,
+    readonly at: number,
+  ) {
+    this.snapshot = structuredClone(snapshot);
+    this.snapshot.updatedAt = at;
+  }
+
+  /** The workflow node `id`; the definition was validated, so it exists. */
+  node(id: string): WorkflowNode {
+    const node = this.definition.workflow.nodes[id];
+    if (node === undefined) throw new Error(`programmer error: no node ${id}`);
+    return node;
+  }
+
+  /** The active node; callers check there is one. */
+  get active(): ActiveNode {
+    const active = this.snapshot.active;
+    if (active === undefined) throw new Error("programmer error: no active node");
+    return active;
+  }
+
+  /** The visit of the active node. */
+  get visit(): Visit {
+    const visit = this.snapshot.visits[this.active.visit];
+    if (visit === undefined) throw new Error("programmer error: no visit");
+    return visit;
+  }
+
+  /** Queues an effect and returns its sequence number. */
+  emit(effect: EffectBody): number {
+    const seq = this.snapshot.seq++;
+    this.effects.push({ ...effect, seq });
+    return seq;
+  }
+
+  /** Appends an evidence entry. */
+  record(kind: string, detail: Omit<EvidenceEntry, "at" | "kind"> = {}): void {
+    const entry: EvidenceEntry = { at: this.at, kind, ...detail };
+    this.emit({ type: "evidence", evidenceSeq: this.snapshot.evidenceSeq++, entry });
+  }
+
+  setTimer(timerId: string, dueAt: number): void {
+    this.snapshot.timers[timerId] = dueAt;
+    this.emit({ type: "timer.set", timerId, dueAt });
+  }
+
+  cancelTimer(timerId: string | undefined): void {
+    if (timerId === undefined || !(timerId in this.snapshot.timers)) return;
+    delete this.snapshot.timers[timerId];
+    this.emit({ type: "timer.cancel", timerId });
+  }
+
+  /** Asks for a new DevBox on `branch`, created from the run branch or the base branch. */
+  claimDevBox(branch: string): HeldDevBox {
+    const devbox = this.definition.workflow.devbox;
+    const id = `d${this.snapshot.seq}`;
+    const base = this.snapshot.branchPushed ? this.snapshot.branch : this.definition.baseBranch;
+    this.emit({
+      type: "devbox.claim",
+      devboxId: id,
+      spec: {
+        branch,
+        baseBranch: base,
+        setup: devbox?.setup ?? [],
+        secrets: devbox?.secrets ?? [],
+        ...(devbox?.image === undefined ? {} : { image: devbox.image }),
+        ...(devbox?.cpu === undefined ? {} : { cpu: devbox.cpu }),
+        ...(devbox?.memory === undefined ? {} : { memoryMiB: parseMemoryMiB(devbox.memory) }),
+      },
+    });
+    this.record("devbox.claimed", { devbox: id, branch });
+    return { id, branch, ready: false };
+  }
+
+  releaseDevBox(devbox: HeldDevBox | undefined): void {
+    if (devbox === undefined) return;
+    this.emit({ type: "devbox.release", devboxId: devbox.id });
+    this.record("devbox.released", { devbox: devbox.id });
+  }
+
+  /** Sends a command to a DevBox and returns its id. The brief always travels as a file. */
+  dispatch(devboxId: string, command: DevBoxCommand, files: Record<string, string> = {}): string {
+    const commandId = `c${this.snapshot.seq}`;
+    this.emit({
+      type: "command.dispatch",
+      devboxId,
+      request: { commandId, command, files: { brief: this.definition.brief, ...files } },
+    });
+    const active = this.snapshot.active;
+    this.record("command.dispatched", {
+      ...(active === undefined ? {} : { node: active.node, attempt: this.visit.attempt }),
+      devbox: devboxId,
+      command: commandId,
+      ...describeCommand(command),
+    });
+    return commandId;
+  }
+}
+
+/** What evidence shows of a command: never the prompt's untrusted parts in full. */
+function describeCommand(command: DevBoxCommand): Record<string, unknown> {
+  switch (command.type) {
+    case "script":
+      return { run: command.script };
+    case "agent":
+      return { agent: command.argv[0], model: command.model };
+    case "checkpoint":
+      return { checkpoint: command.message };
+  }
+}
