@@ -1,0 +1,92 @@
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import { promisify } from "node:util";
+import { resolveEngines } from "../agents/engines.js";
+import { LocalHost } from "../runtime/local-host.js";
+import { parseWorkflow } from "../workflow/parse.js";
+import { formatOption, parseOptions, UsageError, type Command } from "./command.js";
+import { finish, progressPrinter, resolveStateDir, RUN_FORMATS } from "./run-output.js";
+import { renderReports } from "./validate-command.js";
+
+const git = promisify(execFile);
+
+/**
+ * `clustercode run FILE [--repo DIR] [--brief TEXT|--brief-file F] [--state-dir D]
+ * [--format json]`: runs a workflow locally, with DevBoxes as child processes working in fresh
+ * clones of the repository; the run branch is pushed back to it.
+ */
+const run: Command = async (args, io) => {
+  const { values, positionals } = parseOptions(args, {
+    repo: { type: "string" },
+    brief: { type: "string" },
+    "brief-file": { type: "string" },
+    "state-dir": { type: "string" },
+    format: { type: "string" },
+    as: { type: "string" },
+  });
+  const format = formatOption(values.format, RUN_FORMATS);
+  const [file, ...rest] = positionals;
+  if (file === undefined || rest.length > 0)
+    throw new UsageError("usage: clustercode run FILE [--repo DIR] [--brief TEXT]");
+  if (values.brief !== undefined && values["brief-file"] !== undefined) {
+    throw new UsageError("give --brief or --brief-file, not both");
+  }
+  const text = await readFile(resolve(io.cwd, file), "utf8").catch(
+    (error: NodeJS.ErrnoException) => {
+      throw new UsageError(`cannot read ${file}: ${error.code ?? error.message}`);
+    },
+  );
+  const parsed = parseWorkflow(text);
+  if (!parsed.ok) {
+    io.stderr.write(renderReports([{ file, valid: false, findings: parsed.findings }], "human"));
+    return 2;
+  }
+  const repo = resolve(io.cwd, values.repo ?? ".");
+  const baseBranch = await currentBranch(repo);
+  const brief =
+    values["brief-file"] !== undefined
+      ? await readFile(resolve(io.cwd, values["brief-file"]), "utf8").catch(() => {
+          throw new UsageError(`cannot read ${values["brief-file"]}`);
+        })
+      : (values.brief ?? "");
+  const runId = `r${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
+  const host = await LocalHost.open({
+    stateDir: resolveStateDir(values["state-dir"], io.env),
+    env: io.env,
+    onTransition: progressPrinter(io, format),
+  });
+  try {
+    if (format === "human") io.stdout.write(`run ${runId} of ${parsed.workflow.name} on ${repo}\n`);
+    await host.runtime.start(
+      {
+        runId,
+        workflow: parsed.workflow,
+        baseBranch,
+        branch: `clustercode/local-${runId}`,
+        brief,
+        startedBy: values.as ?? io.env.USER ?? "local",
+        engines: resolveEngines(parsed.workflow),
+      },
+      { repo },
+    );
+    return finish(io, await host.settled(runId), format);
+  } finally {
+    await host.close();
+  }
+};
+export default run;
+
+async function currentBranch(repo: string): Promise<string> {
+  try {
+    const { stdout } = await git("git", ["-C", repo, "rev-parse", "--abbrev-ref", "HEAD"]);
+    const branch = stdout.trim();
+    if (branch === "HEAD" || branch === "") throw new Error("detached HEAD");
+    return branch;
+  } catch (error) {
+    throw new UsageError(
+      `${repo} is not a git repository with a checked-out branch (${(error as Error).message.split("\n")[0]})`,
+    );
+  }
+}

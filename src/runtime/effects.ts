@@ -1,0 +1,155 @@
+import type { Effect, RunEvent } from "../engine/model.js";
+import type { DevBoxHub } from "../devbox/hub.js";
+import type { DevBoxEvent } from "../devbox/hub-events.js";
+import type { DevBoxExecutor } from "../devbox/executor.js";
+import type { Store } from "../store/store.js";
+import type { Judge } from "./judge.js";
+
+/** Performs one effect of a run under its idempotency key; returns what the receipt records. */
+export interface EffectPerformer {
+  perform(runId: string, effect: Effect): Promise<unknown>;
+}
+
+/** Where DevBoxes clone from and what they are given. */
+export interface DevBoxSource {
+  /** A path or URL of the run's source repository. */
+  repositoryOf(runId: string): Promise<string>;
+  /** The environment secrets are copied from, by name. */
+  env: NodeJS.ProcessEnv;
+}
+
+/** The DevBox id used outside the engine: unique across runs. */
+export function globalDevBoxId(runId: string, devboxId: string): string {
+  return `${runId}-${devboxId}`;
+}
+
+/** Splits a global DevBox id back into run and engine id. */
+export function splitDevBoxId(globalId: string): { runId: string; devboxId: string } {
+  const cut = globalId.lastIndexOf("-");
+  return { runId: globalId.slice(0, cut), devboxId: globalId.slice(cut + 1) };
+}
+
+/**
+ * Performs effects with DevBoxes on an executor behind this process's hub, timers in the store
+ * and a judge. Results that come later (DevBox events, verdicts) are delivered as events.
+ */
+export class DevBoxEffects implements EffectPerformer {
+  readonly #live = new Set<string>();
+
+  constructor(
+    private readonly deps: {
+      store: Store;
+      hub: DevBoxHub;
+      executor: DevBoxExecutor;
+      judge: Judge;
+      source: DevBoxSource;
+      deliver: (runId: string, event: RunEvent) => void;
+      now: () => number;
+    },
+  ) {}
+
+  /** Does this process run DevBox `devboxId` of `runId`? DevBoxes of a dead process do not. */
+  isLive(runId: string, devboxId: string): boolean {
+    return this.#live.has(globalDevBoxId(runId, devboxId));
+  }
+
+  /** Turns a hub event into a run event. An interrupted command is a lost DevBox. */
+  onHubEvent(event: DevBoxEvent): void {
+    const { runId, devboxId } = splitDevBoxId(event.devboxId);
+    const at = this.deps.now();
+    if (event.type === "command.finished" && event.result.interrupted === true) {
+      this.#live.delete(event.devboxId);
+      const reason = "the command was interrupted before it reported";
+      this.deps.deliver(runId, {
+        type: "devbox.lost",
+        devboxId,
+        reason,
+        runningCommandId: event.result.commandId,
+        at,
+      });
+      return;
+    }
+    if (event.type === "devbox.lost") this.#live.delete(event.devboxId);
+    this.deps.deliver(runId, { ...event, devboxId, at });
+  }
+
+  async perform(runId: string, effect: Effect): Promise<unknown> {
+    const { hub, executor, store } = this.deps;
+    switch (effect.type) {
+      case "devbox.claim": {
+        const id = globalDevBoxId(runId, effect.devboxId);
+        if (this.#live.has(id)) return { started: "already" };
+        const { token } = hub.register({ devboxId: id, runId });
+        this.#live.add(id);
+        const secrets = Object.fromEntries(
+          effect.spec.secrets.flatMap((name) => {
+            const value = this.deps.source.env[name];
+            return value === undefined ? [] : [[name, value]];
+          }),
+        );
+        await executor.start({
+          devboxId: id,
+          runId,
+          apiUrl: hub.url,
+          token,
+          spec: effect.spec,
+          repository: await this.deps.source.repositoryOf(runId),
+          env: secrets,
+        });
+        return { started: id };
+      }
+      case "devbox.release": {
+        const id = globalDevBoxId(runId, effect.devboxId);
+        this.#live.delete(id);
+        hub.release(id);
+        await executor.stop(id);
+        return { stopped: id };
+      }
+      case "command.dispatch": {
+        const id = globalDevBoxId(runId, effect.devboxId);
+        if (!this.#live.has(id)) {
+          // The DevBox belonged to a process that died: its outcome is unknown.
+          const at = this.deps.now();
+          const reason = "the DevBox's runtime process stopped";
+          queueMicrotask(() =>
+            this.deps.deliver(runId, {
+              type: "devbox.lost",
+              devboxId: effect.devboxId,
+              reason,
+              at,
+            }),
+          );
+          return { lost: id };
+        }
+        hub.dispatch(id, effect.request);
+        return { dispatched: effect.request.commandId };
+      }
+      case "timer.set":
+        await store.putTimer({ runId, timerId: effect.timerId, dueAt: effect.dueAt });
+        return null;
+      case "timer.cancel":
+        await store.deleteTimer(runId, effect.timerId);
+        return null;
+      case "judge.request":
+        void this.deps.judge.decide(effect).then(
+          (verdict) =>
+            this.deps.deliver(runId, {
+              type: "judge.verdict",
+              requestId: effect.requestId,
+              ...verdict,
+              at: this.deps.now(),
+            }),
+          (error: unknown) =>
+            this.deps.deliver(runId, {
+              type: "judge.failed",
+              requestId: effect.requestId,
+              reason: error instanceof Error ? error.message : String(error),
+              at: this.deps.now(),
+            }),
+        );
+        return { asked: effect.requestId };
+      case "evidence":
+        return null;
+    }
+  }
+}

@@ -1,0 +1,161 @@
+import { DevBoxHub } from "../devbox/hub.js";
+import { LocalExecutor } from "../devbox/local-executor.js";
+import type { Effect, RunEvent, RunSnapshot } from "../engine/model.js";
+import { openStore } from "../store/embedded.js";
+import type { Store } from "../store/store.js";
+import { DevBoxEffects } from "./effects.js";
+import { judgeFromEnv } from "./judge.js";
+import { isSettled, Runtime, type RunDocument } from "./runtime.js";
+import { TimerPump } from "./timer-pump.js";
+
+/** How a local host is opened. */
+export interface LocalHostOptions {
+  stateDir: string;
+  env: NodeJS.ProcessEnv;
+  now?: () => number;
+  /** Told after every transition of every run. */
+  onTransition?: (run: RunDocument, effects: Effect[], event: RunEvent) => void;
+}
+
+/** Waiters for runs to settle, woken after each transition or when the host fails. */
+class SettleWatch {
+  readonly #waiters = new Map<string, Set<(state: RunSnapshot | undefined) => void>>();
+  failure: Error | undefined;
+
+  notify(state: RunSnapshot): void {
+    for (const wake of this.#waiters.get(state.runId) ?? []) wake(state);
+  }
+
+  fail(error: unknown): void {
+    this.failure ??= error instanceof Error ? error : new Error(String(error));
+    for (const waiters of this.#waiters.values()) for (const wake of waiters) wake(undefined);
+  }
+
+  wait(runId: string): Promise<RunSnapshot> {
+    return new Promise((resolve, reject) => {
+      const waiters = this.#waiters.get(runId) ?? new Set();
+      this.#waiters.set(runId, waiters);
+      const wake = (state: RunSnapshot | undefined) => {
+        if (this.failure !== undefined) {
+          waiters.delete(wake);
+          reject(this.failure);
+        } else if (state !== undefined && isSettled(state)) {
+          waiters.delete(wake);
+          resolve(state);
+        }
+      };
+      waiters.add(wake);
+      if (this.failure !== undefined) wake(undefined);
+    });
+  }
+}
+
+/**
+ * Everything `clustercode run` needs in one process: the embedded store, the internal DevBox
+ * API on 127.0.0.1, local DevBoxes, the runtime and a timer pump.
+ */
+export class LocalHost {
+  private constructor(
+    readonly store: Store,
+    readonly runtime: Runtime,
+    private readonly effects: DevBoxEffects,
+    private readonly watch: SettleWatch,
+    private readonly closers: (() => Promise<void>)[],
+    private readonly now: () => number,
+  ) {}
+
+  /** Opens the state directory's store, starts the hub and reaps DevBoxes of dead processes. */
+  static async open(options: LocalHostOptions): Promise<LocalHost> {
+    const now = options.now ?? Date.now;
+    const watch = new SettleWatch();
+    const opened = await openStore({ stateDir: options.stateDir, env: options.env });
+    const store = opened.store;
+    const executor = new LocalExecutor({ stateDir: options.stateDir, env: options.env });
+    await executor.reap();
+    const lapse = Number(options.env.CLUSTERCODE_DEVBOX_LAPSE_MS ?? "") || undefined;
+    const hub = new DevBoxHub({
+      onEvent: (event) => effects.onHubEvent(event),
+      onError: (error) => watch.fail(error),
+      ...(lapse === undefined ? {} : { lapseMs: lapse }),
+    });
+    await hub.listen();
+    const effects: DevBoxEffects = new DevBoxEffects({
+      store,
+      hub,
+      executor,
+      judge: judgeFromEnv(options.env),
+      source: {
+        env: options.env,
+        repositoryOf: async (runId) => (await store.getRun(runId))?.repo ?? "",
+      },
+      deliver: (runId, event) =>
+        void runtime.deliver(runId, event).catch((error: unknown) => watch.fail(error)),
+      now,
+    });
+    const runtime = new Runtime({
+      store,
+      performer: effects,
+      now,
+      onTransition: (run, done, event) => {
+        options.onTransition?.(run, done, event);
+        watch.notify(run.state);
+      },
+    });
+    const pump = new TimerPump({ store, runtime, now, onError: (error) => watch.fail(error) });
+    pump.start();
+    const closers = [
+      () => pump.stop(),
+      () => executor.stopAll(),
+      () => hub.close(),
+      () => opened.close(),
+    ];
+    return new LocalHost(store, runtime, effects, watch, closers, now);
+  }
+
+  /** Offers an event, keeping a failure for the waits. */
+  async deliver(runId: string, event: RunEvent): Promise<void> {
+    await this.runtime.deliver(runId, event).catch((error: unknown) => this.watch.fail(error));
+  }
+
+  /**
+   * Picks up a run after its process stopped: performs what its outbox still owes, reports
+   * the DevBoxes it held as lost (their process is gone), and lets due timers fire.
+   */
+  async resume(runId: string): Promise<RunSnapshot | undefined> {
+    const loaded = await this.runtime.reconcile(runId);
+    if (loaded === undefined) return undefined;
+    for (const devboxId of heldDevBoxes(loaded.document.state)) {
+      if (this.effects.isLive(runId, devboxId)) continue;
+      const reason = "its runtime process stopped";
+      await this.deliver(runId, { type: "devbox.lost", devboxId, reason, at: this.now() });
+    }
+    return (await this.runtime.load(runId))?.document.state;
+  }
+
+  /** Resolves when the run finishes or waits on people; rejects when the host failed. */
+  async settled(runId: string): Promise<RunSnapshot> {
+    const waiting = this.watch.wait(runId);
+    await this.runtime.idle();
+    const current = (await this.runtime.load(runId))?.document.state;
+    if (current !== undefined) this.watch.notify(current);
+    return waiting;
+  }
+
+  /** Stops DevBoxes, the hub, the timer pump and the store. */
+  async close(): Promise<void> {
+    await this.runtime.idle();
+    for (const close of this.closers) await close();
+  }
+}
+
+/** The DevBoxes a run holds: the run's own and its prototype variants'. */
+function heldDevBoxes(state: RunSnapshot): string[] {
+  const ids = state.devbox === undefined ? [] : [state.devbox.id];
+  const progress = state.active?.progress;
+  if (progress?.kind === "prototype") {
+    for (const variant of progress.variants) {
+      if (!["passed", "failed", "cancelled"].includes(variant.phase)) ids.push(variant.devbox.id);
+    }
+  }
+  return ids;
+}

@@ -1,0 +1,166 @@
+import type { Effect, RunDefinition, RunEvent, RunSnapshot } from "../engine/model.js";
+import { isFinal } from "../engine/model.js";
+import { createSnapshot, step } from "../engine/step.js";
+import type { EvidenceRecord, Receipt, Store, StoredRun } from "../store/store.js";
+import type { EffectPerformer } from "./effects.js";
+
+/** What the runtime keeps in the store's snapshot field: the pinned definition and the state. */
+export interface RunDocument {
+  definition: RunDefinition;
+  state: RunSnapshot;
+}
+
+/** A run as the runtime reads it. */
+export interface LoadedRun {
+  stored: StoredRun;
+  document: RunDocument;
+}
+
+/** What happened when an event was offered to a run. */
+export type Delivery =
+  | { applied: true; state: RunSnapshot }
+  | { applied: false; state: RunSnapshot | undefined; refused: string };
+
+/** Dependencies of the runtime, passed explicitly. */
+export interface RuntimeOptions {
+  store: Store;
+  performer: EffectPerformer;
+  now: () => number;
+  /** Told after every applied transition (progress output, GitHub surfaces). */
+  onTransition?: (run: RunDocument, effects: Effect[], event: RunEvent) => void;
+}
+
+/** Most times a transition is retried after losing a race on the run's version. */
+const MAX_CONFLICTS = 20;
+
+/**
+ * Drives runs: load → step → one conditional write of state and outbox → perform the effects
+ * under `runId/seq` keys → one batch of receipts and evidence. Any number of runtimes may share
+ * a store: the version condition lets exactly one of them advance a run per event.
+ */
+export class Runtime {
+  readonly #options: RuntimeOptions;
+  readonly #queues = new Map<string, Promise<unknown>>();
+
+  constructor(options: RuntimeOptions) {
+    this.#options = options;
+  }
+
+  /** Creates a run and starts it. */
+  async start(definition: RunDefinition, meta: { repo: string }): Promise<Delivery> {
+    const now = this.#options.now();
+    const document: RunDocument = { definition, state: createSnapshot(definition, now) };
+    const created = await this.#options.store.createRun({
+      runId: definition.runId,
+      version: 1,
+      repo: meta.repo,
+      workflow: definition.workflow.name,
+      status: document.state.status,
+      snapshot: document,
+      outbox: [],
+      createdAt: now,
+      updatedAt: now,
+    });
+    if (!created) throw new Error(`a run with id ${definition.runId} already exists`);
+    return this.deliver(definition.runId, { type: "run.start", at: now });
+  }
+
+  /** Reads a run. */
+  async load(runId: string): Promise<LoadedRun | undefined> {
+    const stored = await this.#options.store.getRun(runId);
+    return stored === undefined ? undefined : { stored, document: stored.snapshot as RunDocument };
+  }
+
+  /** Offers an event to a run; events of one run are applied one at a time in this process. */
+  deliver(runId: string, event: RunEvent): Promise<Delivery> {
+    const previous = this.#queues.get(runId) ?? Promise.resolve();
+    const next = previous.then(
+      () => this.#deliverNow(runId, event),
+      () => this.#deliverNow(runId, event),
+    );
+    this.#queues.set(runId, next);
+    const forget = () => {
+      if (this.#queues.get(runId) === next) this.#queues.delete(runId);
+    };
+    next.then(forget, forget);
+    return next;
+  }
+
+  /** Waits until every event offered so far has been applied. */
+  async idle(): Promise<void> {
+    while (this.#queues.size > 0) await Promise.allSettled([...this.#queues.values()]);
+  }
+
+  /**
+   * Performs the effects a crashed process left in a run's outbox without receipts. Effects
+   * are idempotent under their keys, so performing one twice is harmless.
+   */
+  async reconcile(runId: string): Promise<LoadedRun | undefined> {
+    const loaded = await this.load(runId);
+    if (loaded === undefined) return undefined;
+    await this.#completeOutbox(loaded.stored);
+    return loaded;
+  }
+
+  async #deliverNow(runId: string, event: RunEvent): Promise<Delivery> {
+    const { store } = this.#options;
+    for (let attempt = 0; attempt < MAX_CONFLICTS; attempt++) {
+      const stored = await store.getRun(runId);
+      if (stored === undefined)
+        return { applied: false, state: undefined, refused: `no run ${runId}` };
+      await this.#completeOutbox(stored);
+      const document = stored.snapshot as RunDocument;
+      const result = step(document.definition, document.state, event);
+      if (result.refused !== undefined)
+        return { applied: false, state: document.state, refused: result.refused };
+      const next: RunDocument = { definition: document.definition, state: result.snapshot };
+      const saved: StoredRun = {
+        ...stored,
+        version: stored.version + 1,
+        status: result.snapshot.status,
+        snapshot: next,
+        outbox: result.effects,
+        updatedAt: this.#options.now(),
+      };
+      if (!(await store.saveRun(saved))) continue;
+      await this.#perform(runId, result.effects);
+      this.#options.onTransition?.(next, result.effects, event);
+      return { applied: true, state: result.snapshot };
+    }
+    throw new Error(`run ${runId}: gave up after ${MAX_CONFLICTS} write conflicts`);
+  }
+
+  async #completeOutbox(stored: StoredRun): Promise<void> {
+    const outbox = stored.outbox as Effect[];
+    if (outbox.length === 0) return;
+    const receipts = await this.#options.store.getReceipts(
+      stored.runId,
+      outbox.map((effect) => effect.seq),
+    );
+    const missing = outbox.filter((effect) => !receipts.has(effect.seq));
+    if (missing.length > 0) await this.#perform(stored.runId, missing);
+  }
+
+  async #perform(runId: string, effects: Effect[]): Promise<void> {
+    const at = this.#options.now();
+    const evidence: EvidenceRecord[] = [];
+    const receipts: Receipt[] = [];
+    for (const effect of effects) {
+      if (effect.type === "evidence") {
+        evidence.push({ runId, seq: effect.evidenceSeq, at: effect.entry.at, entry: effect.entry });
+      } else {
+        const result = await this.#options.performer.perform(runId, effect);
+        receipts.push({ runId, seq: effect.seq, at, result: result ?? null });
+      }
+    }
+    const evidenceReceipts = effects
+      .filter((effect) => effect.type === "evidence")
+      .map((effect) => ({ runId, seq: effect.seq, at, result: null }));
+    await this.#options.store.writeAfterEffects(evidence, [...receipts, ...evidenceReceipts]);
+  }
+}
+
+/** Is the run at a point where a local process may stop (finished or waiting on people)? */
+export function isSettled(state: RunSnapshot): boolean {
+  return isFinal(state.status) || state.status === "awaiting_input";
+}

@@ -1,0 +1,161 @@
+import { describe, expect, it } from "vitest";
+import type { Effect, RunEvent } from "../../src/engine/model.js";
+import type { EffectPerformer } from "../../src/runtime/effects.js";
+import { Runtime } from "../../src/runtime/runtime.js";
+import type { Store } from "../../src/store/store.js";
+import { definitionOf, workflowOf } from "../engine/harness.js";
+import { useTestDynamo } from "../store/dynalite-fixture.js";
+
+const dynamo = useTestDynamo();
+
+const workflow = workflowOf(`version: 1
+name: chain
+on: { label: go }
+nodes:
+  a: { kind: run, run: a }
+  b: { kind: run, run: b }
+  ok: { kind: approval }
+  c: { kind: run, run: c }
+edges:
+  - { from: a, to: b }
+  - { from: b, to: ok }
+  - { from: ok, to: c, label: approved }
+`);
+
+/**
+ * A world that answers DevBox effects at once, through the runtime, counting what it did.
+ * `crashAt` throws (a crash) when performing that many effects.
+ */
+class InstantWorld implements EffectPerformer {
+  runtime!: Runtime;
+  performed: Effect[] = [];
+  crashAt = Infinity;
+
+  perform(runId: string, effect: Effect): Promise<unknown> {
+    if (this.performed.length + 1 >= this.crashAt) return Promise.reject(new Error("crash"));
+    this.performed.push(effect);
+    const at = Date.now();
+    const later = (event: RunEvent) =>
+      queueMicrotask(() => void this.runtime.deliver(runId, event).catch(() => {}));
+    if (effect.type === "devbox.claim")
+      later({ type: "devbox.ready", devboxId: effect.devboxId, ok: true, at });
+    if (effect.type === "command.dispatch") {
+      const result = {
+        commandId: effect.request.commandId,
+        exitCode: 0,
+        output: "",
+        durationMs: 1,
+      };
+      later({ type: "command.finished", devboxId: effect.devboxId, result, at });
+    }
+    return Promise.resolve({ done: effect.seq });
+  }
+}
+
+function open(store: Store, world: InstantWorld): Runtime {
+  const runtime = new Runtime({ store, performer: world, now: Date.now });
+  world.runtime = runtime;
+  return runtime;
+}
+
+async function waitFor(check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error("condition not met in time");
+}
+
+describe("runtime", () => {
+  it("drives a run through the store with two write requests per transition", async () => {
+    const requests: string[] = [];
+    const store = await dynamo.newStore({ onRequest: (name) => requests.push(name) });
+    const world = new InstantWorld();
+    const runtime = open(store, world);
+    const definition = definitionOf(workflow, { runId: "run1" });
+    await runtime.start(definition, { repo: "acme/app" });
+    await waitFor(async () => (await store.getRun("run1"))?.status === "awaiting_input");
+    await runtime.idle();
+    const stored = await store.getRun("run1");
+    const transitions = (stored?.version ?? 0) - 1;
+    const writes = requests.filter((name) =>
+      ["PutItem", "BatchWriteItem", "UpdateItem", "DeleteItem"].includes(name),
+    );
+    // createRun is one extra write; timers are part of the effects of their transition.
+    expect(writes.length - 1).toBeLessThanOrEqual(
+      2 * transitions + world.performed.filter((e) => e.type.startsWith("timer")).length,
+    );
+    const evidence = await store.listEvidence("run1");
+    expect(evidence.map((record) => record.seq)).toEqual(evidence.map((_, index) => index + 1));
+    const outbox = stored?.outbox as Effect[];
+    const receipts = await store.getReceipts(
+      "run1",
+      outbox.map((effect) => effect.seq),
+    );
+    expect(receipts.size).toBe(outbox.length);
+  });
+
+  it("two runtimes racing on one event: exactly one applies it", async () => {
+    const store = await dynamo.newStore();
+    const first = new InstantWorld();
+    const second = new InstantWorld();
+    const runtimeA = open(store, first);
+    const runtimeB = open(store, second);
+    await runtimeA.start(definitionOf(workflow, { runId: "race" }), { repo: "acme/app" });
+    await waitFor(async () => (await store.getRun("race"))?.status === "awaiting_input");
+    await runtimeA.idle();
+    const approve: RunEvent = {
+      type: "approval.answer",
+      decision: "approved",
+      actor: "bob",
+      at: Date.now(),
+    };
+    const results = await Promise.all([
+      runtimeA.deliver("race", approve),
+      runtimeB.deliver("race", approve),
+    ]);
+    expect(results.filter((result) => result.applied)).toHaveLength(1);
+    expect(results.find((result) => !result.applied)).toMatchObject({
+      refused: "no approval is waiting in this run",
+    });
+    await waitFor(async () => (await store.getRun("race"))?.status === "succeeded");
+    const evidence = await store.listEvidence("race");
+    expect(
+      evidence.filter((record) => (record.entry as { kind: string }).kind === "approval.answered"),
+    ).toHaveLength(1);
+  });
+
+  it("after a crash mid-effects, reconcile performs only what has no receipt", async () => {
+    const store = await dynamo.newStore();
+    const crashing = new InstantWorld();
+    crashing.crashAt = 2;
+    const runtime = open(store, crashing);
+    await expect(
+      runtime.start(definitionOf(workflow, { runId: "crash" }), { repo: "acme/app" }),
+    ).rejects.toThrow("crash");
+    const stored = await store.getRun("crash");
+    const outbox = stored?.outbox as Effect[];
+    expect(outbox.length).toBeGreaterThan(0);
+    expect(
+      (
+        await store.getReceipts(
+          "crash",
+          outbox.map((effect) => effect.seq),
+        )
+      ).size,
+    ).toBe(0);
+
+    const healthy = new InstantWorld();
+    const restarted = open(store, healthy);
+    await restarted.reconcile("crash");
+    const redone = healthy.performed.map((effect) => effect.seq);
+    expect(redone).toEqual(
+      outbox.filter((effect) => effect.type !== "evidence").map((effect) => effect.seq),
+    );
+    await waitFor(async () => (await store.getRun("crash"))?.status === "awaiting_input");
+    await restarted.idle();
+    const evidence = await store.listEvidence("crash");
+    expect(new Set(evidence.map((record) => record.seq)).size).toBe(evidence.length);
+    expect(evidence.map((record) => record.seq)).toEqual(evidence.map((_, index) => index + 1));
+  });
+});
