@@ -1,0 +1,109 @@
+/** What went wrong talking to ECS, in the executor's words. */
+export type EcsErrorCode =
+  /** ECS asked us to slow down (throttling, request limits). */
+  | "throttled"
+  /** ECS could not be reached or failed on its side (network, 5xx, timeout). */
+  | "unavailable"
+  /** The cluster, task or task definition does not exist. */
+  | "not_found"
+  /** ECS rejected the request as malformed, or the setup cannot work (bad image, roles...). */
+  | "invalid_request"
+  /** Credentials are missing or not allowed to do this. */
+  | "access_denied"
+  /** No container instance could take the task after every retry (`failures[]` of RunTask). */
+  | "placement_failed"
+  /** The executor's configuration (environment) is incomplete or malformed. */
+  | "invalid_config"
+  /** Anything not classified above. */
+  | "unknown";
+
+/** The one error type of the ECS executor. `cause` keeps the SDK's error for logs. */
+export class EcsError extends Error {
+  override readonly name = "EcsError";
+  /** What went wrong, for callers to branch on. */
+  readonly code: EcsErrorCode;
+  /** True when the same call may succeed if tried again later. */
+  readonly retryable: boolean;
+
+  constructor(
+    code: EcsErrorCode,
+    message: string,
+    options: { retryable?: boolean; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.retryable = options.retryable ?? false;
+  }
+}
+
+/** ECS exception names (the SDK's `error.name`) and what they mean to the executor. */
+const BY_NAME: Record<string, { code: EcsErrorCode; retryable: boolean }> = {
+  ThrottlingException: { code: "throttled", retryable: true },
+  LimitExceededException: { code: "throttled", retryable: true },
+  ServerException: { code: "unavailable", retryable: true },
+  ServiceUnavailableException: { code: "unavailable", retryable: true },
+  TimeoutError: { code: "unavailable", retryable: true },
+  ClusterNotFoundException: { code: "not_found", retryable: false },
+  TaskNotFoundException: { code: "not_found", retryable: false },
+  InvalidParameterException: { code: "invalid_request", retryable: false },
+  ClientException: { code: "invalid_request", retryable: false },
+  PlatformUnknownException: { code: "invalid_request", retryable: false },
+  PlatformTaskDefinitionIncompatibilityException: { code: "invalid_request", retryable: false },
+  UnsupportedFeatureException: { code: "invalid_request", retryable: false },
+  BlockedException: { code: "access_denied", retryable: false },
+  AccessDeniedException: { code: "access_denied", retryable: false },
+  UnrecognizedClientException: { code: "access_denied", retryable: false },
+  InvalidSignatureException: { code: "access_denied", retryable: false },
+  ExpiredTokenException: { code: "access_denied", retryable: false },
+  CredentialsProviderError: { code: "access_denied", retryable: false },
+};
+
+/** Node socket error codes that mean the endpoint could not be reached or dropped us. */
+const NETWORK_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
+
+/**
+ * Maps whatever the ECS client threw during `operation` to an EcsError, by the error's `name`,
+ * its Node `code` or the SDK's `$fault`; never by message text.
+ */
+export function toEcsError(error: unknown, operation: string): EcsError {
+  if (error instanceof EcsError) return error;
+  const name = error instanceof Error ? error.name : "";
+  const detail = error instanceof Error ? error.message : String(error);
+  const known = BY_NAME[name];
+  if (known !== undefined) {
+    return new EcsError(known.code, `ECS ${operation} failed: ${name}: ${detail}`, {
+      retryable: known.retryable,
+      cause: error,
+    });
+  }
+  const nodeCode = readProperty(error, "code");
+  if (typeof nodeCode === "string" && NETWORK_CODES.has(nodeCode)) {
+    return new EcsError("unavailable", `ECS ${operation} could not reach the endpoint`, {
+      retryable: true,
+      cause: error,
+    });
+  }
+  if (readProperty(error, "$fault") === "server") {
+    return new EcsError("unavailable", `ECS ${operation} failed on the server: ${detail}`, {
+      retryable: true,
+      cause: error,
+    });
+  }
+  return new EcsError("unknown", `ECS ${operation} failed: ${name || "error"}: ${detail}`, {
+    cause: error,
+  });
+}
+
+function readProperty(value: unknown, key: string): unknown {
+  return typeof value === "object" && value !== null
+    ? (value as Record<string, unknown>)[key]
+    : undefined;
+}

@@ -1,0 +1,322 @@
+import {
+  DescribeTasksCommand,
+  ListTasksCommand,
+  RunTaskCommand,
+  StopTaskCommand,
+  type ECSClient,
+  type KeyValuePair,
+  type RunTaskCommandInput,
+} from "@aws-sdk/client-ecs";
+import { toEcsError } from "./ecs-error.js";
+import {
+  clientTokenOf,
+  cloneUrlOf,
+  githubRepositoryOf,
+  startedByOf,
+  tagValueOf,
+} from "./ecs-names.js";
+import type { EcsStatus } from "./ecs-status.js";
+import {
+  DEVBOX_CONTAINER,
+  TaskDefinitionCache,
+  taskDefinitionInput,
+  type RepositoryRef,
+  type TaskDefinitionSettings,
+} from "./ecs-task-definitions.js";
+import type { DevBoxExecutor, StartRequest } from "./executor.js";
+import { AGENT_ENV } from "./protocol.js";
+
+/** Environment variables the DevBox image's entrypoint reads besides the agent's own. */
+export const ENTRYPOINT_ENV = {
+  /** Base URL of the internal API. */
+  apiUrl: "CLUSTERCODE_API_URL",
+  /** The DevBox id, as the hub knows it. */
+  devboxId: "CLUSTERCODE_DEVBOX_ID",
+  /** The URL to clone (credentials come from the internal API's token route). */
+  repository: "CLUSTERCODE_REPOSITORY",
+} as const;
+
+/** How an {@link EcsExecutor} is set up (see `ecsExecutorFromEnv` for the environment). */
+export interface EcsExecutorOptions extends Omit<TaskDefinitionSettings, "networkMode"> {
+  client: ECSClient;
+  cluster: string;
+  /** The EC2 (Auto Scaling group) capacity provider DevBoxes run on. */
+  capacityProvider: string;
+  /** With subnets, tasks use `awsvpc` networking in them; without, `bridge`. */
+  subnets?: string[];
+  securityGroups?: string[];
+  /** Placement retries after `failures[]` (no capacity, memory): default 8, 2 s doubling to 60 s. */
+  placement?: { attempts?: number; baseDelayMs?: number; maxDelayMs?: number };
+  /** How often started tasks are checked with DescribeTasks; default 10 s. */
+  pollIntervalMs?: number;
+  /** The agent's timings passed on to DevBoxes (`CLUSTERCODE_DEVBOX_*_MS`), when set. */
+  agentEnv?: Record<string, string>;
+  /** The GitHub repository of a StartRequest's `repository`; default {@link githubRepositoryOf}. */
+  repositoryOf?: (repository: string) => RepositoryRef | undefined;
+  /** Told what each DevBox's task is doing: placed, waiting for capacity, stopped. */
+  onStatus?: (status: EcsStatus) => void;
+  /** Told when a started task stopped without being asked to (spot, crash, failed start). */
+  onLost?: (devboxId: string, reason: string) => void;
+}
+
+/** One DevBox this executor started. */
+interface Tracked {
+  taskArn?: string;
+  /** Cancels a placement retry that is waiting. */
+  retry?: NodeJS.Timeout;
+  stopping: boolean;
+}
+
+/**
+ * Runs each DevBox as an ECS task on the cluster's EC2 capacity provider. `start` returns once
+ * ECS accepted the task or answered with placement failures; those are retried in the background
+ * with backoff (reported through `onStatus`) and, when every retry failed, reported as lost.
+ * Started tasks are watched with DescribeTasks; one that stops on its own is reported as lost.
+ */
+export class EcsExecutor implements DevBoxExecutor {
+  readonly #options: EcsExecutorOptions;
+  readonly #definitions: TaskDefinitionCache;
+  readonly #devboxes = new Map<string, Tracked>();
+  readonly #starting = new Map<string, Promise<void>>();
+  #poller: NodeJS.Timeout | undefined;
+  #polling = false;
+
+  constructor(options: EcsExecutorOptions) {
+    this.#options = options;
+    this.#definitions = new TaskDefinitionCache(options.client);
+  }
+
+  /** Starts the DevBox's task unless this executor or ECS already has one for it. */
+  start(request: StartRequest): Promise<void> {
+    const pending = this.#starting.get(request.devboxId);
+    if (pending !== undefined) return pending;
+    const starting = this.#start(request).finally(() => this.#starting.delete(request.devboxId));
+    this.#starting.set(request.devboxId, starting);
+    return starting;
+  }
+
+  async #start(request: StartRequest): Promise<void> {
+    const known = this.#devboxes.get(request.devboxId);
+    if (known !== undefined && !known.stopping) return;
+    const tracked: Tracked = { stopping: false };
+    this.#devboxes.set(request.devboxId, tracked);
+    const existing = await this.#findTask(request.devboxId);
+    if (existing !== undefined) return this.#placed(request.devboxId, tracked, existing);
+    const networkMode = this.#options.subnets === undefined ? "bridge" : "awsvpc";
+    const repository = (this.#options.repositoryOf ?? githubRepositoryOf)(request.repository);
+    const definition = taskDefinitionInput(request.spec, repository, {
+      ...this.#options,
+      networkMode,
+    });
+    const taskDefinition = await this.#definitions.ensure(definition);
+    await this.#attempt(request, tracked, taskDefinition, 0);
+  }
+
+  /** One RunTask; on placement failures, schedules the next attempt or gives up. */
+  async #attempt(
+    request: StartRequest,
+    tracked: Tracked,
+    taskDefinition: string,
+    attempt: number,
+  ): Promise<void> {
+    const { devboxId } = request;
+    let answer;
+    try {
+      answer = await this.#options.client.send(
+        new RunTaskCommand(this.#runTaskInput(request, taskDefinition, attempt)),
+      );
+    } catch (error) {
+      const mapped = toEcsError(error, "RunTask");
+      if (!mapped.retryable) throw mapped;
+      answer = { tasks: [], failures: [{ reason: mapped.code, detail: mapped.message }] };
+    }
+    if (tracked.stopping) {
+      const arn = answer.tasks?.[0]?.taskArn;
+      if (arn !== undefined) await this.#stopTask(arn, "released while starting");
+      return;
+    }
+    const task = answer.tasks?.[0];
+    if (task?.taskArn !== undefined) return this.#placed(devboxId, tracked, task.taskArn);
+
+    const reason =
+      (answer.failures ?? [])
+        .map((failure) => [failure.reason, failure.detail].filter(Boolean).join(" "))
+        .join("; ") || "RunTask started no task";
+    const attempts = this.#options.placement?.attempts ?? 8;
+    if (attempt + 1 >= attempts) {
+      this.#devboxes.delete(devboxId);
+      const why = `no capacity after ${attempts} placement attempts: ${reason}`;
+      this.#options.onStatus?.({ state: "placement-failed", devboxId, reason: why });
+      this.#options.onLost?.(devboxId, why);
+      return;
+    }
+    const base = this.#options.placement?.baseDelayMs ?? 2000;
+    const retryInMs = Math.min(base * 2 ** attempt, this.#options.placement?.maxDelayMs ?? 60_000);
+    this.#options.onStatus?.({
+      state: "waiting-for-capacity",
+      devboxId,
+      reason,
+      attempt: attempt + 1,
+      retryInMs,
+    });
+    tracked.retry = setTimeout(() => {
+      delete tracked.retry;
+      this.#attempt(request, tracked, taskDefinition, attempt + 1).catch((error: unknown) => {
+        this.#devboxes.delete(devboxId);
+        const why = error instanceof Error ? error.message : String(error);
+        this.#options.onStatus?.({ state: "placement-failed", devboxId, reason: why });
+        this.#options.onLost?.(devboxId, why);
+      });
+    }, retryInMs);
+    tracked.retry.unref();
+  }
+
+  #placed(devboxId: string, tracked: Tracked, taskArn: string): void {
+    tracked.taskArn = taskArn;
+    this.#options.onStatus?.({ state: "started", devboxId, taskArn });
+    this.#watch();
+  }
+
+  #runTaskInput(
+    request: StartRequest,
+    taskDefinition: string,
+    attempt: number,
+  ): RunTaskCommandInput {
+    const { devboxId, runId, spec } = request;
+    // Only what the agent needs; secrets come from the task definition, never from here.
+    const environment: KeyValuePair[] = Object.entries({
+      ...this.#options.agentEnv,
+      [AGENT_ENV.runId]: runId,
+      [AGENT_ENV.token]: request.token,
+      [AGENT_ENV.branch]: spec.branch,
+      [AGENT_ENV.baseBranch]: spec.baseBranch,
+      [AGENT_ENV.setup]: JSON.stringify(spec.setup),
+      [ENTRYPOINT_ENV.apiUrl]: request.apiUrl,
+      [ENTRYPOINT_ENV.devboxId]: devboxId,
+      [ENTRYPOINT_ENV.repository]: cloneUrlOf(request.repository),
+    }).map(([name, value]) => ({ name, value }));
+    const { subnets, securityGroups } = this.#options;
+    return {
+      cluster: this.#options.cluster,
+      taskDefinition,
+      count: 1,
+      capacityProviderStrategy: [{ capacityProvider: this.#options.capacityProvider, weight: 1 }],
+      clientToken: clientTokenOf(devboxId, attempt),
+      startedBy: startedByOf(devboxId),
+      tags: [
+        { key: "clustercode:run", value: tagValueOf(runId) },
+        { key: "clustercode:devbox", value: tagValueOf(devboxId) },
+      ],
+      enableECSManagedTags: true,
+      overrides: { containerOverrides: [{ name: DEVBOX_CONTAINER, environment }] },
+      ...(subnets === undefined
+        ? {}
+        : {
+            networkConfiguration: {
+              awsvpcConfiguration: {
+                subnets,
+                ...(securityGroups === undefined ? {} : { securityGroups }),
+                assignPublicIp: "DISABLED" as const,
+              },
+            },
+          }),
+    };
+  }
+
+  /** Stops the DevBox's task (found by `startedBy` when another process started it). */
+  async stop(devboxId: string): Promise<void> {
+    const tracked = this.#devboxes.get(devboxId) ?? { stopping: true };
+    tracked.stopping = true;
+    clearTimeout(tracked.retry);
+    await this.#starting.get(devboxId)?.catch(() => undefined);
+    const taskArn = tracked.taskArn ?? (await this.#findTask(devboxId));
+    this.#devboxes.delete(devboxId);
+    if (taskArn !== undefined) await this.#stopTask(taskArn, "released by clustercode");
+  }
+
+  /** Stops watching (the tasks keep running); call when the process shuts down. */
+  close(): void {
+    clearInterval(this.#poller);
+    this.#poller = undefined;
+    for (const tracked of this.#devboxes.values()) clearTimeout(tracked.retry);
+  }
+
+  /** Checks every started task once; the timer calls it, tests may too. */
+  async poll(): Promise<void> {
+    if (this.#polling) return;
+    this.#polling = true;
+    try {
+      const byArn = new Map<string, string>();
+      for (const [devboxId, tracked] of this.#devboxes) {
+        if (tracked.taskArn !== undefined && !tracked.stopping)
+          byArn.set(tracked.taskArn, devboxId);
+      }
+      const arns = [...byArn.keys()];
+      for (let at = 0; at < arns.length; at += 100) {
+        const batch = arns.slice(at, at + 100);
+        const answer = await this.#options.client
+          .send(new DescribeTasksCommand({ cluster: this.#options.cluster, tasks: batch }))
+          .catch((error: unknown) => {
+            throw toEcsError(error, "DescribeTasks");
+          });
+        for (const task of answer.tasks ?? []) {
+          if (task.lastStatus !== "STOPPED" || task.taskArn === undefined) continue;
+          const why = [task.stopCode, task.stoppedReason].filter(Boolean).join(": ");
+          this.#lost(byArn.get(task.taskArn), task.taskArn, why || "the task stopped");
+        }
+        for (const failure of answer.failures ?? []) {
+          if (failure.arn === undefined || failure.reason !== "MISSING") continue;
+          this.#lost(byArn.get(failure.arn), failure.arn, "the task is gone (MISSING)");
+        }
+      }
+    } finally {
+      this.#polling = false;
+      if (![...this.#devboxes.values()].some((tracked) => tracked.taskArn !== undefined)) {
+        clearInterval(this.#poller);
+        this.#poller = undefined;
+      }
+    }
+  }
+
+  #lost(devboxId: string | undefined, taskArn: string, reason: string): void {
+    if (devboxId === undefined || this.#devboxes.get(devboxId)?.stopping !== false) return;
+    this.#devboxes.delete(devboxId);
+    this.#options.onStatus?.({ state: "stopped", devboxId, taskArn, reason });
+    this.#options.onLost?.(devboxId, reason);
+  }
+
+  #watch(): void {
+    if (this.#poller !== undefined) return;
+    this.#poller = setInterval(() => {
+      this.poll().catch((error: unknown) => {
+        // A failed check is tried again at the next tick; say so where the operator looks.
+        const message = error instanceof Error ? error.message : String(error);
+        process.stderr.write(`clustercode ecs: ${message}\n`);
+      });
+    }, this.#options.pollIntervalMs ?? 10_000);
+    this.#poller.unref();
+  }
+
+  async #findTask(devboxId: string): Promise<string | undefined> {
+    try {
+      const answer = await this.#options.client.send(
+        new ListTasksCommand({ cluster: this.#options.cluster, startedBy: startedByOf(devboxId) }),
+      );
+      return answer.taskArns?.[0];
+    } catch (error) {
+      throw toEcsError(error, "ListTasks");
+    }
+  }
+
+  async #stopTask(taskArn: string, reason: string): Promise<void> {
+    try {
+      await this.#options.client.send(
+        new StopTaskCommand({ cluster: this.#options.cluster, task: taskArn, reason }),
+      );
+    } catch (error) {
+      const mapped = toEcsError(error, "StopTask");
+      // A task ECS no longer knows is as stopped as it gets.
+      if (mapped.code !== "not_found" && mapped.code !== "invalid_request") throw mapped;
+    }
+  }
+}
