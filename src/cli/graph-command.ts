@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { resolve } from "node:path";
 import { renderMermaid } from "../workflow/mermaid.js";
 import { parseWorkflow } from "../workflow/parse.js";
 import { parseOptions, UsageError, type Command } from "./command.js";
@@ -12,7 +12,7 @@ const graph: Command = async (args, io) => {
   if (file === undefined || rest.length > 0) throw new UsageError("usage: clustercode graph FILE");
   let text: string;
   try {
-    text = await readFile(join(io.cwd, file), "utf8");
+    text = await readFile(resolve(io.cwd, file), "utf8");
   } catch (error) {
     io.stderr.write(
       `clustercode graph: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}\n`,

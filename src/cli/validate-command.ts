@@ -1,5 +1,5 @@
 import { readdir, readFile } from "node:fs/promises";
-import { join, relative } from "node:path";
+import { join, relative, resolve } from "node:path";
 import type { Finding } from "../workflow/finding.js";
 import { parseWorkflow } from "../workflow/parse.js";
 import { formatOption, parseOptions, UsageError, type Command } from "./command.js";
@@ -27,7 +27,7 @@ const validate: Command = async (args, io) => {
   for (const file of files) {
     let text: string;
     try {
-      text = await readFile(join(io.cwd, file), "utf8");
+      text = await readFile(resolve(io.cwd, file), "utf8");
     } catch (error) {
       io.stderr.write(
         `clustercode validate: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}\n`,

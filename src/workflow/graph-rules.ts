@@ -2,7 +2,7 @@ import { parseDuration, DURATION_PATTERN } from "./duration.js";
 import type { Finding } from "./finding.js";
 import {
   DEFAULT_MAX_TRAVERSALS,
-  KIND_OUTCOMES,
+  containerOutcomes,
   MAX_TRAVERSALS_CEILING,
   TERMINALS,
   isTerminal,
@@ -40,7 +40,7 @@ const describe = (node: GraphNode, graph: WorkflowGraph) => {
     ? `${node.kind ?? "node"} ${node.id}`
     : `${evaluator} decision ${node.id}`;
 };
-const isContainer = (node: GraphNode) => node.kind !== undefined && node.kind in KIND_OUTCOMES;
+const isContainer = (node: GraphNode) => containerOutcomes(node.kind) !== undefined;
 
 const maxNodes: Rule = ({ graph, source }) => {
   const extra = [...graph.nodes.values()][MAX_NODES];
@@ -188,7 +188,7 @@ const labelRules: Rule = ({ graph, source }) => {
           findings.push(source.finding("branching-node", edgePath(edge), message));
         }
       } else if (seen.has(edge.label)) {
-        const message = `${node.id} already has an edge labelled "${edge.label}": one label leads to one place`;
+        const message = `${node.id} already has an edge labelled "${edge.label}": one label leads to one place; remove this edge or give it another label`;
         findings.push(source.finding("duplicate-label", edgePath(edge, "label"), message));
       } else {
         seen.add(edge.label);
@@ -255,7 +255,7 @@ const approvalRules: Rule = ({ graph, source }) => {
     if (typeof timeout === "string" && DURATION_PATTERN.test(timeout)) {
       const ms = parseDuration(timeout);
       if (ms < HOUR || ms > 30 * DAY) {
-        const message = `approval timeout ${timeout} is outside 1h to 30d: people need at least an hour and at most 30 days to answer`;
+        const message = `approval timeout ${timeout} is outside 1h to 30d: set a timeout between 1h and 30d (people need time to answer, and a run should not wait forever)`;
         findings.push(source.finding("approval-window", nodePath(node, "timeout"), message));
       }
     }

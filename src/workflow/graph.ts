@@ -19,6 +19,14 @@ export const KIND_OUTCOMES: Record<string, readonly string[]> = {
   prototype: ["succeeded", "failed", "timed_out"],
 };
 
+/**
+ * The outcomes of a container node kind, or `undefined` for other kinds. Looks at own keys only:
+ * a node of kind "constructor" must not find `Object.prototype.constructor`.
+ */
+export function containerOutcomes(kind: string | undefined): readonly string[] | undefined {
+  return kind !== undefined && Object.hasOwn(KIND_OUTCOMES, kind) ? KIND_OUTCOMES[kind] : undefined;
+}
+
 /** A node as the graph analysis sees it, whether or not its fields passed the schema. */
 export interface GraphNode {
   id: string;
@@ -127,7 +135,7 @@ export class WorkflowGraph {
         if (upstream === undefined) return undefined;
         for (const label of upstream) labels.add(label);
       }
-    } else if (node.kind === undefined || KIND_OUTCOMES[node.kind] === undefined) {
+    } else if (containerOutcomes(node.kind) === undefined) {
       return undefined;
     }
     return labels;
@@ -135,8 +143,7 @@ export class WorkflowGraph {
 
   /** The outcomes `id` can end with, which a status decision after it routes on. */
   outcomes(id: string, seen: ReadonlySet<string> = new Set()): Set<string> | undefined {
-    const kind = this.nodes.get(id)?.kind;
-    const container = kind === undefined ? undefined : KIND_OUTCOMES[kind];
+    const container = containerOutcomes(this.nodes.get(id)?.kind);
     if (container !== undefined) return new Set(container);
     const labels = this.producibleLabels(id, seen);
     labels?.delete("default");

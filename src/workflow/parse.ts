@@ -1,16 +1,18 @@
-import { LineCounter, parseDocument, visit } from "yaml";
+import { isScalar, parseDocument, visit, type Document } from "yaml";
 import type { z } from "zod";
 import { formatPath, sortFindings, type Finding, type PathSegment } from "./finding.js";
 import { WorkflowGraph } from "./graph.js";
 import { GRAPH_RULES } from "./graph-rules.js";
 import { findSecretLiterals } from "./secret-literal.js";
-import { SourceMap } from "./source-map.js";
+import { SourceMap, yamlPath } from "./source-map.js";
 import { workflowSchema, type Workflow } from "./workflow.schema.js";
 
 /** Largest workflow file accepted, in bytes. */
 export const MAX_FILE_BYTES = 256 * 1024;
 /** Most YAML aliases a workflow file may use. */
 export const MAX_ALIASES = 100;
+/** yaml's `maxAliasCount`: how far nested aliases may multiply the data they stand for. */
+const MAX_ALIAS_EXPANSION = 10_000;
 
 /** What parsing a workflow gives: the workflow and its warnings, or every finding. */
 export type ParseResult =
@@ -31,25 +33,30 @@ export function parseWorkflow(text: string): ParseResult {
       },
     ]);
   }
-  const lines = new LineCounter();
-  const document = parseDocument(text, {
-    lineCounter: lines,
-    uniqueKeys: true,
-    prettyErrors: false,
-  });
-  const source = new SourceMap(document, lines);
-  const yamlErrors = document.errors.map((error) =>
-    source.findingAt("yaml", error.pos[0], "", yamlMessage(error.code, error.message)),
-  );
-  if (yamlErrors.length > 0) return failed(yamlErrors);
+  const document = parseDocument(text, { uniqueKeys: true, prettyErrors: false });
+  const source = new SourceMap(document, text);
+  // Every duplicate key, but only the first syntax error: the ones after it are mostly echoes
+  // (one stray line can make hundreds of "unexpected token" errors).
+  const firstSyntaxError = document.errors.find((error) => error.code !== "DUPLICATE_KEY");
+  const yamlErrors = document.errors
+    .filter((error) => error.code === "DUPLICATE_KEY" || error === firstSyntaxError)
+    .map((error) =>
+      source.findingAt("yaml", error.pos[0], "", yamlMessage(error.code, error.message)),
+    );
+  if (yamlErrors.length > 0) return failed(sortFindings(yamlErrors));
 
   let aliases = 0;
-  visit(document, { Alias: () => void aliases++ });
+  let firstExtra = 0;
+  visit(document, {
+    Alias: (_key, alias) => {
+      if (++aliases === MAX_ALIASES + 1) firstExtra = alias.range?.[0] ?? 0;
+    },
+  });
   if (aliases > MAX_ALIASES) {
     return failed([
       source.findingAt(
         "yaml",
-        0,
+        firstExtra,
         "",
         `the file uses ${aliases} aliases; at most ${MAX_ALIASES} are allowed: write the repeated parts out`,
       ),
@@ -57,14 +64,18 @@ export function parseWorkflow(text: string): ParseResult {
   }
   let data: unknown;
   try {
-    data = document.toJS({ maxAliasCount: MAX_ALIASES });
+    // yaml's own guard against nested aliases that expand exponentially ("billion laughs"). It
+    // counts the anchor as a use, so it cannot double as the plain limit on aliases above.
+    data = document.toJS({ maxAliasCount: MAX_ALIAS_EXPANSION });
   } catch (error) {
-    return failed([
-      source.findingAt("yaml", 0, "", `the file cannot be read: ${(error as Error).message}`),
-    ]);
+    const message =
+      error instanceof ReferenceError && /alias/i.test(error.message)
+        ? "the aliases in this file expand to too much data: write the repeated parts out"
+        : `the file cannot be read: ${(error as Error).message}`;
+    return failed([source.findingAt("yaml", 0, "", message)]);
   }
 
-  const findings = findSecretLiterals(document, source);
+  const findings = [...findSecretLiterals(text, document, source), ...protoKeys(document, source)];
   const parsed = workflowSchema.safeParse(data);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) findings.push(...schemaFindings(issue, data, source));
@@ -77,6 +88,23 @@ export function parseWorkflow(text: string): ParseResult {
   if (!parsed.success || findings.some((finding) => finding.severity === "error"))
     return failed(findings);
   return { ok: true, workflow: parsed.data, findings };
+}
+
+/**
+ * `__proto__` keys, which zod drops silently from records: a node named so would vanish from the
+ * parsed workflow while edges still name it.
+ */
+function protoKeys(document: Document, source: SourceMap): Finding[] {
+  const findings: Finding[] = [];
+  visit(document, {
+    Pair(_key, pair, ancestors) {
+      if (!isScalar(pair.key) || pair.key.value !== "__proto__") return;
+      const path = formatPath([...yamlPath(ancestors, pair), "__proto__"]);
+      const message = '"__proto__" cannot be a key: rename it';
+      findings.push(source.findingAt("schema", pair.key.range?.[0] ?? 0, path, message));
+    },
+  });
+  return findings;
 }
 
 function failed(findings: Finding[]): ParseResult {
@@ -95,6 +123,7 @@ type Issue = z.core.$ZodIssue;
 function schemaFindings(issue: Issue, data: unknown, source: SourceMap): Finding[] {
   const path = issue.path.filter((segment): segment is PathSegment => typeof segment !== "symbol");
   const where = formatPath(path);
+  const subject = where === "" ? "the workflow" : where;
   if (issue.code === "unrecognized_keys") {
     return issue.keys.map((key) =>
       source.finding(
@@ -109,27 +138,57 @@ function schemaFindings(issue: Issue, data: unknown, source: SourceMap): Finding
     const inner = issue.issues[0]?.message ?? issue.message;
     return [source.finding("schema", path, inner, { target: "key" })];
   }
+  if (issue.code === "custom" && issue.params?.target === "key") {
+    return [source.finding("schema", path, issue.message, { target: "key" })];
+  }
   if (issue.code === "invalid_type" && !exists(data, path)) {
     const field = path.at(-1);
     const parent = formatPath(path.slice(0, -1));
     const message =
       path.length === 0
         ? "the file is empty: a workflow needs version, name, on and nodes"
-        : `${parent === "" ? "the workflow" : parent} needs "${String(field)}"`;
+        : `${parent === "" ? "the workflow" : parent} needs "${String(field)}": add it`;
     return [source.finding("schema", path, message, { target: "key" })];
   }
-  if (issue.code === "invalid_type") {
-    const got = describeValue(valueAt(data, path));
-    const message = issue.message.startsWith("Invalid input")
-      ? `${where === "" ? "the workflow" : where} must be ${article(issue.expected)}, not ${got}`
-      : issue.message;
-    return [source.finding("schema", path, message)];
+  const message = humanize(issue, data, path);
+  // Messages written as a predicate ("must be …") name their field here.
+  const text = /^(must|needs) /.test(message) ? `${subject} ${message}` : message;
+  return [source.finding("schema", path, text)];
+}
+
+/** zod's default messages reworded as what the value must be; custom messages kept. */
+function humanize(issue: Issue, data: unknown, path: readonly PathSegment[]): string {
+  const custom = !/^(Invalid|Too (small|big))/.test(issue.message);
+  if (custom) return issue.message;
+  switch (issue.code) {
+    case "invalid_type":
+      return `must be ${article(issue.expected)}, not ${describeValue(valueAt(data, path))}`;
+    case "invalid_value":
+      return issue.values.length === 1
+        ? `must be ${JSON.stringify(issue.values[0])}`
+        : `must be one of ${issue.values.map((value) => String(value)).join(", ")}`;
+    case "too_small":
+    case "too_big": {
+      const bound = issue.code === "too_small" ? issue.minimum : issue.maximum;
+      const small = issue.code === "too_small";
+      if (issue.origin === "string" && small && Number(bound) === 1) return "must not be empty";
+      if (issue.origin === "string")
+        return `must have ${small ? "at least" : "at most"} ${bound} characters`;
+      if (issue.origin === "array" || issue.origin === "set")
+        return `needs ${small ? "at least" : "at most"} ${bound} item${Number(bound) === 1 ? "" : "s"}`;
+      const inclusive = issue.inclusive ?? true;
+      const relation = small
+        ? inclusive
+          ? "at least"
+          : "greater than"
+        : inclusive
+          ? "at most"
+          : "less than";
+      return `must be ${relation} ${bound}`;
+    }
+    default:
+      return path.length === 0 ? issue.message : `${formatPath(path)}: ${issue.message}`;
   }
-  const message =
-    issue.message.startsWith("Invalid") && where !== ""
-      ? `${where}: ${issue.message}`
-      : issue.message;
-  return [source.finding("schema", path, message)];
 }
 
 function valueAt(data: unknown, path: readonly PathSegment[]): unknown {
@@ -155,6 +214,11 @@ function describeValue(value: unknown): string {
 }
 
 function article(expected: string): string {
-  const names: Record<string, string> = { object: "a mapping", array: "a list", int: "an integer" };
+  const names: Record<string, string> = {
+    object: "a mapping",
+    record: "a mapping",
+    array: "a list",
+    int: "an integer",
+  };
   return names[expected] ?? `a ${expected}`;
 }

@@ -1,13 +1,4 @@
-import {
-  isAlias,
-  isMap,
-  isPair,
-  isScalar,
-  isSeq,
-  type Document,
-  type LineCounter,
-  type Node,
-} from "yaml";
+import { isAlias, isMap, isPair, isScalar, isSeq, type Document, type Node } from "yaml";
 import {
   formatPath,
   type Finding,
@@ -22,11 +13,16 @@ export type Target = "key" | "value";
 /** Turns paths into the YAML document into findings with line and column. */
 export class SourceMap {
   readonly #document: Document;
-  readonly #lines: LineCounter;
+  /** Offset of the first character of each line. */
+  readonly #lineStarts: number[] = [0];
 
-  constructor(document: Document, lines: LineCounter) {
+  // Lines are counted from the text itself: yaml's LineCounter misses the line breaks inside
+  // some multi-line tokens, which put findings past the end of their line.
+  constructor(document: Document, text: string) {
     this.#document = document;
-    this.#lines = lines;
+    for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) {
+      this.#lineStarts.push(at + 1);
+    }
   }
 
   /** A finding at `path`; a path that does not exist points at its deepest existing part. */
@@ -48,8 +44,20 @@ export class SourceMap {
     message: string,
     severity: Severity = "error",
   ): Finding {
-    const { line, col } = this.#lines.linePos(offset);
-    return { rule, severity, message, path, line, column: col };
+    const { line, column } = this.#position(offset);
+    return { rule, severity, message, path, line, column };
+  }
+
+  /** 1-based line and column of a character offset, by binary search over the line starts. */
+  #position(offset: number): { line: number; column: number } {
+    let low = 0;
+    let high = this.#lineStarts.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if ((this.#lineStarts[middle] ?? 0) <= offset) low = middle;
+      else high = middle - 1;
+    }
+    return { line: low + 1, column: offset - (this.#lineStarts[low] ?? 0) + 1 };
   }
 
   #offset(path: readonly PathSegment[], target: Target): number {
@@ -94,4 +102,14 @@ function keyText(key: unknown): string | undefined {
 
 function rangeStart(node: unknown): number | undefined {
   return (node as Node | undefined)?.range?.[0];
+}
+
+/** The path of `node` from the ancestors `visit` hands a visitor. */
+export function yamlPath(ancestors: readonly unknown[], node: unknown): PathSegment[] {
+  return ancestors.flatMap((ancestor, index): PathSegment[] => {
+    if (isPair(ancestor)) return isScalar(ancestor.key) ? [String(ancestor.key.value)] : [];
+    if (!isSeq(ancestor)) return [];
+    const child = ancestors[index + 1] ?? node;
+    return [ancestor.items.indexOf(child)];
+  });
 }

@@ -2,25 +2,49 @@ import { Cron } from "croner";
 import { z } from "zod";
 import { DURATION_PATTERN } from "./duration.js";
 
-/** Ids of nodes, engines and workflows: lower-case, starting with a letter or digit. */
+/** Ids of nodes and engines: lower-case, starting with a letter. */
 const ID_PATTERN = /^[a-z][a-z0-9_-]{0,39}$/;
-const id = (what: string) =>
-  z.string().regex(ID_PATTERN, {
-    error: `${what} must be lower-case letters, digits, "-" or "_", start with a letter and be at most 40 characters`,
-  });
+const idRule = (what: string) =>
+  `${what} must be lower-case letters, digits, "-" or "_", start with a letter and be at most 40 characters`;
+const id = (what: string) => z.string().regex(ID_PATTERN, { error: idRule(what) });
 
+/**
+ * A mapping from ids to `value`. The ids are checked by a refinement rather than by the record's
+ * key schema because zod skips the value of an entry whose key fails: one bad id would hide every
+ * problem inside that entry. The refinement reports at the key (`params.target`).
+ */
+const idRecord = <T extends z.ZodType>(what: string, value: T) =>
+  z
+    .record(z.string(), value)
+    .superRefine(
+      (record, ctx) => {
+        for (const key of Object.keys(record)) {
+          if (!ID_PATTERN.test(key)) {
+            ctx.addIssue({
+              code: "custom",
+              message: `${idRule(what)}: rename "${key}"`,
+              path: [key],
+              params: { target: "key" },
+            });
+          }
+        }
+      },
+      { when: (payload) => typeof payload.value === "object" && payload.value !== null },
+    )
+    .meta({ propertyNames: { type: "string", pattern: ID_PATTERN.source } });
+
+// Messages that start with "must" are prefixed with the field's path by the parser.
+const DURATION_RULE = "must be a duration such as 30m, 2h, 1d or 1h30m (units s, m, h, d)";
 const duration = (what: string) =>
   z
-    .string({ error: `${what} must be a duration such as 30m, 2h, 1d or 1h30m` })
-    .regex(DURATION_PATTERN, {
-      error: `${what} must be a duration such as 30m, 2h, 1d or 1h30m`,
-    })
+    .string({ error: DURATION_RULE })
+    .regex(DURATION_PATTERN, { error: DURATION_RULE })
     .describe(`${what}: a duration such as 30m, 2h, 1d or 1h30m (units s, m, h, d).`);
 
 const usd = (what: string) =>
   z
-    .number({ error: `${what} must be a number of US dollars` })
-    .positive()
+    .number({ error: "must be a number of US dollars, such as 2.5" })
+    .positive({ error: "must be a number of US dollars greater than 0" })
     .describe(what);
 
 /** The vCPU sizes an ECS task (and so a DevBox) can have. */
@@ -74,7 +98,9 @@ const schedule = z
 const triggers = z
   .strictObject({
     label: z
-      .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
+      .union([z.string().min(1), z.array(z.string().min(1)).min(1)], {
+        error: "must be a label or a list of labels",
+      })
       .optional()
       .describe("Labelling an issue with this label (or any of these labels) starts a run."),
     command: z
@@ -97,6 +123,7 @@ const devbox = z
       .describe("Container image of the DevBox; default: the app's configured DevBox image."),
     cpu: z
       .number()
+      .meta({ enum: [...DEVBOX_CPUS] })
       .refine((cpu) => (DEVBOX_CPUS as readonly number[]).includes(cpu), {
         error: `cpu must be one of ${DEVBOX_CPUS.join(", ")} (vCPU)`,
       })
@@ -218,6 +245,16 @@ const gate = z
   })
   .describe("A command that must pass.");
 
+const KIND_DESCRIPTIONS = {
+  run: "run: one agent turn or one command script, in the DevBox.",
+  loop: "loop: an agent iterates toward a goal until every gate passes.",
+  prototype: "prototype: 2 to 6 variants race the same brief.",
+  decision: "decision: routes on one outgoing labelled edge.",
+  approval: "approval: waits for a permitted person to approve or reject.",
+} as const;
+const kindOf = <K extends keyof typeof KIND_DESCRIPTIONS>(kind: K) =>
+  z.literal(kind).describe(`The node kind. ${KIND_DESCRIPTIONS[kind]}`);
+
 const common = {
   title: z.string().min(1).optional().describe("Display name of the node."),
   timeout: duration("Wall clock of one attempt").optional(),
@@ -231,7 +268,7 @@ const common = {
 
 const runNode = z
   .strictObject({
-    kind: z.literal("run"),
+    kind: kindOf("run"),
     ...common,
     agent: agent.optional(),
     prompt: z.string().min(1).optional().describe("What the agent is asked to do (with agent)."),
@@ -263,14 +300,19 @@ const runNode = z
 
 const loopNode = z
   .strictObject({
-    kind: z.literal("loop"),
+    kind: kindOf("loop"),
     ...common,
     goal: z.string().min(1).describe("What the agent works toward, iteration after iteration."),
     agent,
     gates: z.array(gate).optional().describe("Commands that must all pass for the loop to end."),
     budget: z
       .strictObject({
-        max_iterations: z.int().optional().describe("Most iterations (1-50)."),
+        // Ranges checked by graph rules (with their own messages) are hints for editors only.
+        max_iterations: z
+          .int()
+          .meta({ minimum: 1, maximum: 50 })
+          .optional()
+          .describe("Most iterations (1-50); required."),
         max_cost_per_iteration_usd: usd(
           "Most one iteration may cost; over it the loop ends exhausted.",
         ).optional(),
@@ -295,11 +337,12 @@ const variant = z
 
 const prototypeNode = z
   .strictObject({
-    kind: z.literal("prototype"),
+    kind: kindOf("prototype"),
     ...common,
     brief: z.string().min(1).describe("What every variant is asked to build."),
     variants: z
       .array(variant)
+      .meta({ minItems: 2, maxItems: 6 })
       .describe("2 to 6 variants, each in its own DevBox on its own branch."),
     gates: z.array(gate).optional().describe("Commands a variant must pass to count."),
     select: z
@@ -318,7 +361,7 @@ const prototypeNode = z
 
 const decisionNode = z
   .strictObject({
-    kind: z.literal("decision"),
+    kind: kindOf("decision"),
     ...common,
     evaluator: z
       .enum(["status", "deterministic", "agent"], {
@@ -367,7 +410,7 @@ const decisionNode = z
 
 const approvalNode = z
   .strictObject({
-    kind: z.literal("approval"),
+    kind: kindOf("approval"),
     title: common.title,
     idempotent: common.idempotent,
     timeout: duration("How long people have to answer (1h to 30d, default 72h)").optional(),
@@ -411,6 +454,7 @@ const edge = z
     back: z.boolean().optional().describe("Marks an intended cycle; capped by max_traversals."),
     max_traversals: z
       .int()
+      .meta({ minimum: 1, maximum: 20 })
       .optional()
       .describe("How often the token may cross this back-edge in one run (1-20, default 3)."),
   })
@@ -430,13 +474,11 @@ export const workflowSchema = z
     devbox: devbox.optional(),
     budget: runBudget.optional(),
     admission: admission.optional(),
-    engines: z
-      .record(id("engine"), engine)
+    engines: idRecord("engine", engine)
       .optional()
       .describe("Agent CLIs beyond the built-in claude and codex."),
     approvers: approvers.optional(),
-    nodes: z
-      .record(id("node id"), node)
+    nodes: idRecord("node id", node)
       .describe("The graph's nodes (at most 20); the first is the entry.")
       .refine((nodes) => Object.keys(nodes).length > 0, {
         error: "nodes: needs at least one node",
