@@ -1,5 +1,5 @@
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { Effect, EvidenceEntry, RunSnapshot } from "../engine/model.js";
 import type { RunDocument } from "../runtime/runtime.js";
 import { UsageError, type CommandIo } from "./command.js";
@@ -12,10 +12,10 @@ export const RUN_FORMATS = ["human", "json"] as const;
  * `$XDG_STATE_HOME/clustercode`, else `~/.local/state/clustercode`.
  */
 export function resolveStateDir(option: string | undefined, env: NodeJS.ProcessEnv): string {
-  if (option !== undefined && option !== "") return option;
-  if (env.CLUSTERCODE_STATE_DIR) return env.CLUSTERCODE_STATE_DIR;
+  if (option !== undefined && option !== "") return resolve(option);
+  if (env.CLUSTERCODE_STATE_DIR) return resolve(env.CLUSTERCODE_STATE_DIR);
   const base = env.XDG_STATE_HOME || join(env.HOME ?? homedir(), ".local", "state");
-  return join(base, "clustercode");
+  return resolve(base, "clustercode");
 }
 
 /** The exit code for where a run stands: 0 succeeded, 3 awaiting input, 1 otherwise. */
@@ -45,11 +45,27 @@ export function summarize(state: RunSnapshot): Record<string, unknown> {
 
 /** Prints a run's progress as it goes (human format) from the evidence of each transition. */
 export function progressPrinter(io: CommandIo, format: (typeof RUN_FORMATS)[number]) {
+  const commands = new Map<unknown, string>();
   return (_run: RunDocument, effects: Effect[]) => {
     if (format !== "human") return;
     for (const effect of effects) {
       if (effect.type !== "evidence") continue;
-      const line = describeEvidence(effect.entry);
+      const entry = effect.entry;
+      if (entry.kind === "command.dispatched") {
+        const what = [entry.run, entry.agent, entry.checkpoint].find(
+          (text) => typeof text === "string",
+        );
+        const label = entry.agent === what && what !== undefined ? `agent ${what}` : what;
+        commands.set(
+          entry.command,
+          firstLine(typeof label === "string" ? label : String(entry.command)),
+        );
+      }
+      const line = describeEvidence(
+        entry.kind === "command.finished"
+          ? { ...entry, command: commands.get(entry.command) ?? entry.command }
+          : entry,
+      );
       if (line !== undefined) io.stdout.write(`${line}\n`);
     }
   };
@@ -62,7 +78,7 @@ export function describeEvidence(entry: EvidenceEntry): string | undefined {
     case "node.entered":
       return `▶ ${e.node} (${e.nodeKind}${attemptNote(e.attempt)})`;
     case "command.finished":
-      return `  ${e.exitCode === 0 ? "✓" : "✗"} ${e.command} exit ${e.exitCode} in ${formatMs(Number(e.durationMs))}${e.costUsd === undefined ? "" : ` ($${Number(e.costUsd).toFixed(2)})`}`;
+      return `  ${e.exitCode === 0 ? "✓" : "✗"} ${e.command}: exit ${e.exitCode} in ${formatMs(Number(e.durationMs))}${e.costUsd === undefined ? "" : ` ($${Number(e.costUsd).toFixed(2)})`}`;
     case "loop.iteration":
       return `  ↻ iteration ${e.iteration}: ${(entry.failedGates as string[]).length === 0 ? "all gates passed" : `failed ${(entry.failedGates as string[]).join(", ")}`}`;
     case "decision.evaluated":
@@ -80,6 +96,11 @@ export function describeEvidence(entry: EvidenceEntry): string | undefined {
     default:
       return undefined;
   }
+}
+
+function firstLine(text: string): string {
+  const line = text.split("\n")[0] ?? "";
+  return line.length > 60 ? `${line.slice(0, 57)}...` : line;
 }
 
 function attemptNote(attempt: unknown): string {

@@ -5,7 +5,7 @@ import { openStore } from "../store/embedded.js";
 import type { Store } from "../store/store.js";
 import { DevBoxEffects } from "./effects.js";
 import { judgeFromEnv } from "./judge.js";
-import { isSettled, Runtime, type RunDocument } from "./runtime.js";
+import { isSettled, Runtime, type RunDocument, type RuntimeOptions } from "./runtime.js";
 import { TimerPump } from "./timer-pump.js";
 
 /** How a local host is opened. */
@@ -96,6 +96,7 @@ export class LocalHost {
       store,
       performer: effects,
       now,
+      ...faultInjection(options.env),
       onTransition: (run, done, event) => {
         options.onTransition?.(run, done, event);
         watch.notify(run.state);
@@ -146,6 +147,21 @@ export class LocalHost {
     await this.runtime.idle();
     for (const close of this.closers) await close();
   }
+}
+
+/**
+ * `CLUSTERCODE_FAULT_AT=N` kills this process with SIGKILL at the Nth effect boundary: the
+ * crash tests use it to prove that a resumed run repeats no effect.
+ */
+function faultInjection(env: NodeJS.ProcessEnv): Pick<RuntimeOptions, "atBoundary"> {
+  const target = Number(env.CLUSTERCODE_FAULT_AT ?? "");
+  if (!Number.isInteger(target) || target <= 0) return {};
+  let crossed = 0;
+  return {
+    atBoundary: () => {
+      if (++crossed === target) process.kill(process.pid, "SIGKILL");
+    },
+  };
 }
 
 /** The DevBoxes a run holds: the run's own and its prototype variants'. */

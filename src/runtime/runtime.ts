@@ -28,6 +28,11 @@ export interface RuntimeOptions {
   now: () => number;
   /** Told after every applied transition (progress output, GitHub surfaces). */
   onTransition?: (run: RunDocument, effects: Effect[], event: RunEvent) => void;
+  /**
+   * Called at every effect boundary: after a transition's write, after each effect, after the
+   * receipts. Fault-injection tests kill the process here.
+   */
+  atBoundary?: (boundary: "saved" | "performed" | "receipted") => void;
 }
 
 /** Most times a transition is retried after losing a race on the run's version. */
@@ -41,6 +46,12 @@ const MAX_CONFLICTS = 20;
 export class Runtime {
   readonly #options: RuntimeOptions;
   readonly #queues = new Map<string, Promise<unknown>>();
+  /**
+   * The run versions this process wrote and whose effects it performed to the end: the next
+   * event starts from them without a read. A stale one loses its conditional write and is
+   * read again.
+   */
+  readonly #latest = new Map<string, StoredRun>();
 
   constructor(options: RuntimeOptions) {
     this.#options = options;
@@ -105,14 +116,20 @@ export class Runtime {
   async #deliverNow(runId: string, event: RunEvent): Promise<Delivery> {
     const { store } = this.#options;
     for (let attempt = 0; attempt < MAX_CONFLICTS; attempt++) {
-      const stored = await store.getRun(runId);
-      if (stored === undefined)
-        return { applied: false, state: undefined, refused: `no run ${runId}` };
-      await this.#completeOutbox(stored);
+      let stored = this.#latest.get(runId);
+      this.#latest.delete(runId);
+      if (stored === undefined) {
+        stored = await store.getRun(runId);
+        if (stored === undefined)
+          return { applied: false, state: undefined, refused: `no run ${runId}` };
+        await this.#completeOutbox(stored);
+      }
       const document = stored.snapshot as RunDocument;
       const result = step(document.definition, document.state, event);
-      if (result.refused !== undefined)
+      if (result.refused !== undefined) {
+        this.#latest.set(runId, stored);
         return { applied: false, state: document.state, refused: result.refused };
+      }
       const next: RunDocument = { definition: document.definition, state: result.snapshot };
       const saved: StoredRun = {
         ...stored,
@@ -123,7 +140,9 @@ export class Runtime {
         updatedAt: this.#options.now(),
       };
       if (!(await store.saveRun(saved))) continue;
+      this.#options.atBoundary?.("saved");
       await this.#perform(runId, result.effects);
+      if (!isFinal(saved.status as RunSnapshot["status"])) this.#latest.set(runId, saved);
       this.#options.onTransition?.(next, result.effects, event);
       return { applied: true, state: result.snapshot };
     }
@@ -137,7 +156,10 @@ export class Runtime {
       stored.runId,
       outbox.map((effect) => effect.seq),
     );
-    const missing = outbox.filter((effect) => !receipts.has(effect.seq));
+    // Evidence carries no receipt: rewriting an entry under its sequence number is harmless.
+    const missing = outbox.filter(
+      (effect) => effect.type === "evidence" || !receipts.has(effect.seq),
+    );
     if (missing.length > 0) await this.#perform(stored.runId, missing);
   }
 
@@ -151,12 +173,11 @@ export class Runtime {
       } else {
         const result = await this.#options.performer.perform(runId, effect);
         receipts.push({ runId, seq: effect.seq, at, result: result ?? null });
+        this.#options.atBoundary?.("performed");
       }
     }
-    const evidenceReceipts = effects
-      .filter((effect) => effect.type === "evidence")
-      .map((effect) => ({ runId, seq: effect.seq, at, result: null }));
-    await this.#options.store.writeAfterEffects(evidence, [...receipts, ...evidenceReceipts]);
+    await this.#options.store.writeAfterEffects(evidence, receipts);
+    this.#options.atBoundary?.("receipted");
   }
 }
 

@@ -1,0 +1,107 @@
+/* global process, console, performance, setImmediate */
+// Engine transitions per second and store writes per transition on the embedded store
+// (dynalite persisted on disk), for a 20-node command-only workflow of `true` commands.
+// DevBox work is excluded: a stand-in performer answers each DevBox effect at once.
+// Run by hand after `npm run build`: node bench/engine-throughput.js [runs]
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createSnapshot } from "../dist/engine/step.js";
+import { Runtime } from "../dist/runtime/runtime.js";
+import { openStore } from "../dist/store/embedded.js";
+import { parseWorkflow } from "../dist/workflow/parse.js";
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = "true";
+const runs = Number(process.argv[2] ?? 5);
+const nodes = Array.from({ length: 20 }, (_, i) => `  n${i}: { kind: run, run: "true" }`).join(
+  "\n",
+);
+const edges = Array.from({ length: 19 }, (_, i) => `  - { from: n${i}, to: n${i + 1} }`).join("\n");
+const parsed = parseWorkflow(
+  `version: 1\nname: bench\non: { label: go }\nnodes:\n${nodes}\nedges:\n${edges}\n`,
+);
+if (!parsed.ok) throw new Error(JSON.stringify(parsed.findings));
+
+const dir = mkdtempSync(join(tmpdir(), "clustercode-bench-"));
+const writes = new Set(["PutItem", "BatchWriteItem", "UpdateItem", "DeleteItem"]);
+let writeCount = 0;
+const opened = await openStore({
+  stateDir: dir,
+  env: {},
+  onRequest: (name) => writes.has(name) && writeCount++,
+});
+const store = opened.store;
+
+let runtime;
+const performer = {
+  async perform(runId, effect) {
+    const at = Date.now();
+    const later = (event) => setImmediate(() => void runtime.deliver(runId, event));
+    if (effect.type === "devbox.claim")
+      later({ type: "devbox.ready", devboxId: effect.devboxId, ok: true, at });
+    if (effect.type === "command.dispatch") {
+      const result = {
+        commandId: effect.request.commandId,
+        exitCode: 0,
+        output: "",
+        durationMs: 0,
+      };
+      later({ type: "command.finished", devboxId: effect.devboxId, result, at });
+    }
+    if (effect.type === "timer.set")
+      await store.putTimer({ runId, timerId: effect.timerId, dueAt: effect.dueAt });
+    if (effect.type === "timer.cancel") await store.deleteTimer(runId, effect.timerId);
+    return null;
+  },
+};
+const finished = new Map();
+runtime = new Runtime({
+  store,
+  performer,
+  now: Date.now,
+  onTransition: (run) => {
+    if (run.state.status === "succeeded") finished.get(run.state.runId)?.();
+  },
+});
+
+const results = [];
+for (let r = 0; r < runs; r++) {
+  const runId = `bench${r}`;
+  const definition = {
+    runId,
+    workflow: parsed.workflow,
+    baseBranch: "main",
+    branch: `b/${runId}`,
+    brief: "",
+    engines: {},
+  };
+  const done = new Promise((resolve) => finished.set(runId, resolve));
+  writeCount = 0;
+  const started = performance.now();
+  await runtime.start(definition, { repo: "bench" });
+  await done;
+  await runtime.idle();
+  const ms = performance.now() - started;
+  const stored = await store.getRun(runId);
+  const transitions = stored.version - 1;
+  const timerWrites = 2; // the run's wall-clock timer: set at start, deleted at the end
+  results.push({
+    transitions,
+    ms,
+    perSecond: (transitions / ms) * 1000,
+    writesPerTransition: (writeCount - 1 - timerWrites) / transitions,
+  });
+}
+await opened.close();
+rmSync(dir, { recursive: true, force: true });
+
+const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
+console.log(`runs: ${runs}, transitions per run: ${results[0].transitions}`);
+console.log(`median transitions/s: ${median(results.map((r) => r.perSecond)).toFixed(0)}`);
+console.log(
+  `median per-transition overhead: ${median(results.map((r) => r.ms / r.transitions)).toFixed(2)} ms`,
+);
+console.log(
+  `store writes per transition: ${median(results.map((r) => r.writesPerTransition)).toFixed(2)} (createRun and the wall-clock timer excluded)`,
+);
+void createSnapshot;
