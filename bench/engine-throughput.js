@@ -2,17 +2,17 @@
 // Engine transitions per second and store writes per transition on the embedded store
 // (dynalite persisted on disk), for a 20-node command-only workflow of `true` commands.
 // DevBox work is excluded: a stand-in performer answers each DevBox effect at once.
-// Run by hand after `npm run build`: node bench/engine-throughput.js [runs]
+// Run by hand after `npm run build`: node bench/engine-throughput.js [runs] [concurrent runs]
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createSnapshot } from "../dist/engine/step.js";
 import { Runtime } from "../dist/runtime/runtime.js";
 import { openStore } from "../dist/store/embedded.js";
 import { parseWorkflow } from "../dist/workflow/parse.js";
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = "true";
 const runs = Number(process.argv[2] ?? 5);
+const concurrency = Number(process.argv[3] ?? 1);
 const nodes = Array.from({ length: 20 }, (_, i) => `  n${i}: { kind: run, run: "true" }`).join(
   "\n",
 );
@@ -64,8 +64,7 @@ runtime = new Runtime({
   },
 });
 
-const results = [];
-for (let r = 0; r < runs; r++) {
+async function oneRun(r) {
   const runId = `bench${r}`;
   const definition = {
     runId,
@@ -76,27 +75,35 @@ for (let r = 0; r < runs; r++) {
     engines: {},
   };
   const done = new Promise((resolve) => finished.set(runId, resolve));
-  writeCount = 0;
-  const started = performance.now();
   await runtime.start(definition, { repo: "bench" });
   await done;
+  return (await store.getRun(runId)).version - 1;
+}
+
+const results = [];
+for (let r = 0; r < runs; r++) {
+  writeCount = 0;
+  const started = performance.now();
+  const transitions = (
+    await Promise.all(Array.from({ length: concurrency }, (_, c) => oneRun(r * concurrency + c)))
+  ).reduce((a, b) => a + b, 0);
   await runtime.idle();
   const ms = performance.now() - started;
-  const stored = await store.getRun(runId);
-  const transitions = stored.version - 1;
-  const timerWrites = 2; // the run's wall-clock timer: set at start, deleted at the end
+  const timerWrites = 2 * concurrency; // each run's wall-clock timer: set at start, deleted at the end
   results.push({
     transitions,
     ms,
     perSecond: (transitions / ms) * 1000,
-    writesPerTransition: (writeCount - 1 - timerWrites) / transitions,
+    writesPerTransition: (writeCount - concurrency - timerWrites) / transitions,
   });
 }
 await opened.close();
 rmSync(dir, { recursive: true, force: true });
 
 const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
-console.log(`runs: ${runs}, transitions per run: ${results[0].transitions}`);
+console.log(
+  `rounds: ${runs} of ${concurrency} concurrent run(s), transitions per round: ${results[0].transitions}`,
+);
 console.log(`median transitions/s: ${median(results.map((r) => r.perSecond)).toFixed(0)}`);
 console.log(
   `median per-transition overhead: ${median(results.map((r) => r.ms / r.transitions)).toFixed(2)} ms`,
@@ -104,4 +111,3 @@ console.log(
 console.log(
   `store writes per transition: ${median(results.map((r) => r.writesPerTransition)).toFixed(2)} (createRun and the wall-clock timer excluded)`,
 );
-void createSnapshot;

@@ -1,13 +1,14 @@
 import { mkdir } from "node:fs/promises";
-import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
 import { join } from "node:path";
 import { DynamoDBClient, type DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
 import { ClassicLevel } from "classic-level";
-import dynalite from "dynalite";
 import { DynamoStore } from "./dynamo-store.js";
 import { createTable } from "./dynamo-table.js";
 import { StoreError } from "./store-error.js";
+
+const require = createRequire(import.meta.url);
 
 /** A running embedded DynamoDB-compatible server (dynalite) on 127.0.0.1. */
 export interface EmbeddedDynamo {
@@ -28,22 +29,43 @@ export async function startEmbeddedDynamo(options: { dir?: string } = {}): Promi
     await mkdir(options.dir, { recursive: true });
     await checkDirectoryIsFree(options.dir);
   }
-  const server = dynalite({
-    ...(options.dir === undefined ? {} : { path: options.dir }),
-    createTableMs: 0,
-    deleteTableMs: 0,
-    updateTableMs: 0,
+  const worker = new Worker(DYNALITE_WORKER, {
+    eval: true,
+    workerData: { dynalite: require.resolve("dynalite"), dir: options.dir },
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve();
-    });
+  const port = await new Promise<number>((resolve, reject) => {
+    worker.once("error", reject);
+    worker.once("message", (message: { port: number }) => resolve(message.port));
   });
-  const { port } = server.address() as AddressInfo;
-  return { endpoint: `http://127.0.0.1:${port}`, close: () => closeServer(server) };
+  const close = async () => {
+    const closed = new Promise<void>((resolve) => worker.once("message", () => resolve()));
+    worker.postMessage("close");
+    await closed;
+    await worker.terminate();
+  };
+  return { endpoint: `http://127.0.0.1:${port}`, close };
 }
+
+/**
+ * dynalite runs on a worker thread so that the database's work and the engine's share the two
+ * cores instead of one event loop. The code is inline (CommonJS, as eval'd workers are) so it
+ * runs the same from `src/` under the tests and from `dist/`.
+ */
+const DYNALITE_WORKER = `
+const { parentPort, workerData } = require("node:worker_threads");
+const dynalite = require(workerData.dynalite);
+const server = dynalite({
+  ...(workerData.dir === undefined ? {} : { path: workerData.dir }),
+  createTableMs: 0,
+  deleteTableMs: 0,
+  updateTableMs: 0,
+});
+server.listen(0, "127.0.0.1", () => parentPort.postMessage({ port: server.address().port }));
+parentPort.on("message", () => {
+  server.close(() => parentPort.postMessage("closed"));
+  server.closeIdleConnections();
+});
+`;
 
 /** An open store and how to let go of it. */
 export interface OpenedStore {
@@ -133,13 +155,6 @@ async function checkDirectoryIsFree(dir: string): Promise<void> {
   } finally {
     await db.close();
   }
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    server.close((error) => (error ? reject(error) : resolve()));
-    server.closeIdleConnections();
-  });
 }
 
 function credentialsFrom(env: NodeJS.ProcessEnv): Pick<DynamoDBClientConfig, "credentials"> {
