@@ -10,7 +10,15 @@ export type DevBoxCommand =
    * An agent CLI: `argv` is spawned without a shell after `{prompt_file}` and `{model}` are
    * replaced; the prompt is written to a file first.
    */
-  | { type: "agent"; argv: string[]; prompt: string; model?: string; costJsonPath?: string }
+  | {
+      type: "agent";
+      argv: string[];
+      prompt: string;
+      model?: string;
+      costJsonPath?: string;
+      /** Dotted path to the token usage object in the JSON the agent prints last. */
+      usageJsonPath?: string;
+    }
   /** Commit every change and push the branch; the result carries the commit SHA. */
   | { type: "checkpoint"; message: string };
 
@@ -32,6 +40,8 @@ export interface CommandResult {
   durationMs: number;
   /** Cost the agent reported, in US dollars, when it did. */
   costUsd?: number;
+  /** Tokens the agent reported using, when it did. */
+  usage?: TokenUsage;
   /** The commit a checkpoint made or found. */
   sha?: string;
   /**
@@ -52,4 +62,12 @@ export interface DevBoxSpec {
   baseBranch: string;
   setup: string[];
   secrets: string[];
+}
+
+/** Tokens an agent or a judge reported using. */
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  /** Input tokens served from a prompt cache, when reported. */
+  cachedInputTokens?: number;
 }

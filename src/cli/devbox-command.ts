@@ -1,0 +1,43 @@
+import { readAgentSettings } from "../devbox/agent-settings.js";
+import { runDevBoxAgent } from "../devbox/agent.js";
+import { parseOptions, UsageError, type Command } from "./command.js";
+
+const USAGE = "usage: clustercode devbox --api URL --devbox ID (token in CLUSTERCODE_DEVBOX_TOKEN)";
+
+/**
+ * `clustercode devbox --api URL --devbox ID`: the DevBox agent, run by an executor inside a fresh
+ * clone. The token and the run's settings come from the environment, never from argv (argv is
+ * visible to every user of the host). Exit codes: see `AGENT_EXIT`.
+ */
+const devbox: Command = async (args, io) => {
+  const { values, positionals } = parseOptions(args, {
+    api: { type: "string" },
+    devbox: { type: "string" },
+  });
+  if (values.api === undefined || values.devbox === undefined || positionals.length > 0) {
+    throw new UsageError(USAGE);
+  }
+  if (!URL.canParse(values.api)) throw new UsageError(`--api must be a URL, got "${values.api}"`);
+  const settings = readAgentSettings(io.env);
+  if (!settings.ok) throw new UsageError(settings.message);
+
+  const terminate = new AbortController();
+  const onSignal = () => terminate.abort();
+  process.once("SIGTERM", onSignal);
+  process.once("SIGINT", onSignal);
+  try {
+    return await runDevBoxAgent({
+      apiUrl: values.api.replace(/\/+$/, ""),
+      devboxId: values.devbox,
+      cwd: io.cwd,
+      env: io.env,
+      settings: settings.settings,
+      signal: terminate.signal,
+      log: io.stderr,
+    });
+  } finally {
+    process.off("SIGTERM", onSignal);
+    process.off("SIGINT", onSignal);
+  }
+};
+export default devbox;

@@ -1,0 +1,38 @@
+/** What went wrong at the DevBox edge, as a stable code callers can branch on. */
+export type DevBoxErrorCode =
+  /** The DevBox id was never registered with the hub. */
+  | "unknown-devbox"
+  /** The DevBox was released (or lost); it takes no more commands. */
+  | "devbox-released"
+  /** A command or registration is malformed (e.g. a file name that is not an identifier). */
+  | "invalid-request"
+  /** `git clone` of the source repository failed. */
+  | "clone-failed"
+  /** The DevBox process could not be started. */
+  | "spawn-failed"
+  /** The internal API answered with an error the agent cannot recover from. */
+  | "api-rejected"
+  /** The internal API could not be reached. */
+  | "api-unreachable"
+  /** The hub is not listening (not started, or closed). */
+  | "hub-closed";
+
+/**
+ * The one error type of `src/devbox/`: a `code` to branch on, whether retrying may help, and the
+ * underlying cause. Messages are for people; never classify by them.
+ */
+export class DevBoxError extends Error {
+  override readonly name = "DevBoxError";
+  readonly code: DevBoxErrorCode;
+  readonly retryable: boolean;
+
+  constructor(
+    code: DevBoxErrorCode,
+    message: string,
+    options: { retryable?: boolean; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.retryable = options.retryable ?? false;
+  }
+}

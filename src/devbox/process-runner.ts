@@ -1,0 +1,106 @@
+import { spawn } from "node:child_process";
+import { constants } from "node:os";
+import type { OutputTail } from "./output-tail.js";
+
+/** How to run one process in its own process group. */
+export interface RunProcessOptions {
+  file: string;
+  args: readonly string[];
+  cwd: string;
+  env: Record<string, string>;
+  /** Aborting kills the whole process group (SIGTERM, then SIGKILL after `killGraceMs`). */
+  signal: AbortSignal;
+  /** Receives stdout and stderr interleaved. */
+  output: OutputTail;
+  /** Receives stdout only (to find an agent's cost report). */
+  stdout?: OutputTail;
+  /** Called with every chunk too (the agent's log). */
+  tee?: (chunk: Buffer) => void;
+  /** Called once the process exists, with its pid (= its process group id). */
+  onSpawn?: (pid: number) => void;
+  killGraceMs?: number;
+}
+
+/** How a process ended: its exit code, or 128 + signal number, or 127 when it could not start. */
+export interface ProcessExit {
+  exitCode: number;
+}
+
+/** Sends `signal` to process group `pgid`; false when the group no longer exists. */
+export function killGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ESRCH") return false;
+    throw error;
+  }
+}
+
+/**
+ * Runs a process without a shell (the caller picks `bash -c` when it wants one) as the leader of a
+ * new process group, so that everything it starts can be killed together.
+ */
+export function runProcess(options: RunProcessOptions): Promise<ProcessExit> {
+  return new Promise((resolve) => {
+    if (options.signal.aborted) return resolve({ exitCode: 128 + constants.signals.SIGTERM });
+    const child = spawn(options.file, options.args, {
+      cwd: options.cwd,
+      env: options.env,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let graceTimer: NodeJS.Timeout | undefined;
+    let aborted = false;
+    const abort = () => {
+      if (child.pid === undefined) return;
+      aborted = true;
+      killGroup(child.pid, "SIGTERM");
+      const pid = child.pid;
+      graceTimer = setTimeout(() => killGroup(pid, "SIGKILL"), options.killGraceMs ?? 2000);
+    };
+    const onData = (chunk: Buffer, isStdout: boolean) => {
+      options.output.push(chunk);
+      if (isStdout) options.stdout?.push(chunk);
+      options.tee?.(chunk);
+    };
+    child.stdout.on("data", (chunk: Buffer) => onData(chunk, true));
+    child.stderr.on("data", (chunk: Buffer) => onData(chunk, false));
+
+    let settled = false;
+    const finish = (exitCode: number) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(graceTimer);
+      // Once the leader is gone, whatever of its group ignored SIGTERM is killed outright.
+      if (aborted && child.pid !== undefined) killGroup(child.pid, "SIGKILL");
+      options.signal.removeEventListener("abort", abort);
+      resolve({ exitCode });
+    };
+    child.once("error", (error: NodeJS.ErrnoException) => {
+      // Only a failed spawn gets here (we never write to stdin or kill through `child`).
+      const text = `clustercode: cannot run ${options.file}: ${error.code ?? error.message}\n`;
+      options.output.push(text);
+      options.tee?.(Buffer.from(text));
+      finish(error.code === "ENOENT" ? 127 : 126);
+    });
+    child.once("spawn", () => {
+      if (child.pid !== undefined) options.onSpawn?.(child.pid);
+      if (options.signal.aborted) abort();
+      else options.signal.addEventListener("abort", abort, { once: true });
+    });
+    child.once("exit", (code, signal) => {
+      const exitCode = code ?? 128 + (signal === null ? 0 : constants.signals[signal]);
+      // Wait for the output to drain, but not for background processes that hold the pipes open.
+      const drained = setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+        finish(exitCode);
+      }, 1000);
+      child.once("close", () => {
+        clearTimeout(drained);
+        finish(exitCode);
+      });
+    });
+  });
+}

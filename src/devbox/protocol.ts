@@ -1,0 +1,178 @@
+/**
+ * The internal API between the hub (in the runtime) and the DevBox agent (in the DevBox). Every
+ * route lives under `/internal/devboxes/:devboxId/` and needs `Authorization: Bearer <token>`,
+ * the token the hub issued for that DevBox. Bodies are JSON, at most {@link MAX_BODY_BYTES}.
+ *
+ * | route | body | answer |
+ * |---|---|---|
+ * | `POST ready` | {@link ReadyBody} | `{ ok: true }` |
+ * | `GET commands?wait=S` | — | {@link PollResponse}, after at most `min(S, 30)` seconds |
+ * | `POST results` | `CommandResult` | `{ ok: true }` (duplicates too) |
+ * | `POST heartbeat` | {@link HeartbeatBody} | {@link HeartbeatResponse} |
+ *
+ * Errors answer `{ error: message }` with 400 (bad body), 401 (wrong or missing token, and
+ * nothing more is said), 404, 405, 409 (a result for a command never dispatched), 413.
+ */
+import { z } from "zod";
+import type { CommandRequest, CommandResult, DevBoxCommand } from "../engine/commands.js";
+
+/** Largest request body the hub reads. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+/** Longest a `GET commands` long-poll is held open, in seconds. */
+export const MAX_WAIT_SECONDS = 30;
+/** Path prefix of every internal route. */
+export const ROUTE_PREFIX = "/internal/devboxes/";
+
+/** Environment variables the executor gives the agent. */
+export const AGENT_ENV = {
+  /** The bearer token; never passed on the command line, never passed on to commands. */
+  token: "CLUSTERCODE_DEVBOX_TOKEN",
+  /** The run branch the DevBox checks out and pushes checkpoints to. */
+  branch: "CLUSTERCODE_BRANCH",
+  /** The branch a missing run branch is created from. */
+  baseBranch: "CLUSTERCODE_BASE_BRANCH",
+  /** The setup commands, a JSON array of strings. */
+  setup: "CLUSTERCODE_SETUP",
+  /** The run id, passed on to every command. */
+  runId: "CLUSTERCODE_RUN_ID",
+  /** Milliseconds between heartbeats (default 3000). */
+  heartbeatMs: "CLUSTERCODE_DEVBOX_HEARTBEAT_MS",
+  /**
+   * Milliseconds without reaching the API after which the agent gives up (default 15000); the
+   * runtime reads the same variable for the hub's lapse, so both sides agree.
+   */
+  lapseMs: "CLUSTERCODE_DEVBOX_LAPSE_MS",
+} as const;
+
+/** File names in `CommandRequest.files`: they become file names and environment names. */
+const FILE_NAME_PATTERN = /^[a-z][a-z0-9_]{0,39}$/;
+
+/** Whether `name` may key `CommandRequest.files`. */
+export function isValidFileName(name: string): boolean {
+  return FILE_NAME_PATTERN.test(name);
+}
+
+/** The environment variable that carries the path of file `name`: brief → CLUSTERCODE_BRIEF_FILE. */
+export function fileEnvName(name: string): string {
+  return `CLUSTERCODE_${name.toUpperCase()}_FILE`;
+}
+
+/** Names are checked by a refinement so the message names the offending key. */
+const filesSchema = z.record(z.string(), z.string()).superRefine((files, ctx) => {
+  for (const name of Object.keys(files)) {
+    if (!isValidFileName(name)) {
+      ctx.addIssue({
+        code: "custom",
+        message: "file names are lower-case identifiers (a-z, 0-9, _), at most 40 characters",
+        path: [name],
+      });
+    }
+  }
+});
+
+/** A `DevBoxCommand` on the wire. */
+const devBoxCommandSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("script"), script: z.string() }),
+  z.object({
+    type: z.literal("agent"),
+    argv: z.array(z.string()).min(1),
+    prompt: z.string(),
+    model: z.string().exactOptional(),
+    costJsonPath: z.string().min(1).exactOptional(),
+    usageJsonPath: z.string().min(1).exactOptional(),
+  }),
+  z.object({ type: z.literal("checkpoint"), message: z.string().min(1) }),
+]);
+
+/** A `CommandRequest` on the wire. */
+export const commandRequestSchema = z.object({
+  commandId: z.string().min(1),
+  command: devBoxCommandSchema,
+  files: filesSchema.exactOptional(),
+}) satisfies z.ZodType<CommandRequest>;
+
+/** A `CommandResult` on the wire (the body of `POST results`). */
+export const commandResultSchema = z.object({
+  commandId: z.string().min(1),
+  exitCode: z.number().int(),
+  output: z.string(),
+  durationMs: z.number().nonnegative(),
+  costUsd: z.number().nonnegative().exactOptional(),
+  usage: z
+    .object({
+      inputTokens: z.number().int().nonnegative(),
+      outputTokens: z.number().int().nonnegative(),
+      cachedInputTokens: z.number().int().nonnegative().exactOptional(),
+    })
+    .exactOptional(),
+  sha: z.string().exactOptional(),
+  interrupted: z.boolean().exactOptional(),
+}) satisfies z.ZodType<CommandResult>;
+
+type SameKeys<A, B> = [keyof A] extends [keyof B]
+  ? [keyof B] extends [keyof A]
+    ? true
+    : false
+  : false;
+type Variant<U, T extends DevBoxCommand["type"]> = Extract<U, { type: T }>;
+type WireCommand = z.output<typeof commandRequestSchema>["command"];
+type Assert<T extends true[]> = T;
+
+/**
+ * Fails to compile when a field is added to the shared command types but not to these schemas
+ * (zod would drop it silently on the wire).
+ */
+export type WireFieldsMatch = Assert<
+  [
+    SameKeys<z.output<typeof commandRequestSchema>, CommandRequest>,
+    SameKeys<z.output<typeof commandResultSchema>, CommandResult>,
+    SameKeys<Variant<WireCommand, "script">, Variant<DevBoxCommand, "script">>,
+    SameKeys<Variant<WireCommand, "agent">, Variant<DevBoxCommand, "agent">>,
+    SameKeys<Variant<WireCommand, "checkpoint">, Variant<DevBoxCommand, "checkpoint">>,
+  ]
+>;
+
+/** Body of `POST ready`: whether clone, branch checkout and setup succeeded. */
+export const readyBodySchema = z.object({
+  ok: z.boolean(),
+  error: z.string().exactOptional(),
+  sha: z.string().exactOptional(),
+});
+/** Body of `POST ready`. */
+export type ReadyBody = z.output<typeof readyBodySchema>;
+
+/** Body of `POST heartbeat`: the command running now, if any. */
+export const heartbeatBodySchema = z.object({ running: z.string().exactOptional() });
+/** Body of `POST heartbeat`. */
+export type HeartbeatBody = z.output<typeof heartbeatBodySchema>;
+
+/** The answer to a long-poll: commands to run, or the order to exit. */
+export const pollResponseSchema = z.union([
+  z.object({ stop: z.literal(true) }),
+  z.object({ commands: z.array(commandRequestSchema) }),
+]);
+/** The answer to `GET commands`. */
+export type PollResponse = z.output<typeof pollResponseSchema>;
+
+/** The answer to `POST heartbeat`: `stop` once the DevBox is released or declared lost. */
+export const heartbeatResponseSchema = z.union([
+  z.object({ stop: z.literal(true) }),
+  z.object({ ok: z.literal(true) }),
+]);
+/** The answer to `POST heartbeat`. */
+export type HeartbeatResponse = z.output<typeof heartbeatResponseSchema>;
+
+/** The path of `route` for one DevBox. */
+export function devboxRoute(
+  devboxId: string,
+  route: "ready" | "commands" | "results" | "heartbeat",
+) {
+  return `${ROUTE_PREFIX}${encodeURIComponent(devboxId)}/${route}`;
+}
+
+/** A one-line description of why `schema` refused a value, for a 400 answer. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "body"}: ${issue.message}`)
+    .join("; ");
+}
