@@ -1,10 +1,11 @@
 import { parseDuration } from "../workflow/duration.js";
 import { DEFAULT_MAX_TRAVERSALS, isTerminal } from "../workflow/graph.js";
 import type { Edge } from "../workflow/workflow.schema.js";
-import { agentCommand, loopPrompt } from "./prompts.js";
+import { agentCommand } from "./prompts.js";
 import { startPrototype } from "./prototype.js";
 import type { NodeProgress, RunStatus } from "./model.js";
 import type { Transition } from "./transition.js";
+import { beginIteration } from "./work.js";
 
 /** Default window of an approval. */
 const DEFAULT_APPROVAL_TIMEOUT = "72h";
@@ -80,6 +81,8 @@ export function enterNode(
           question: node.question ?? "",
           labels,
           judge: node.judge ?? { provider: "anthropic", model: "" },
+          branch: s.branch,
+          baseBranch: t.definition.baseBranch,
         });
         return;
       }
@@ -107,10 +110,8 @@ export function startWork(t: Transition): void {
   if (devbox === undefined) throw new Error("programmer error: no DevBox");
   let progress: NodeProgress;
   if (node.kind === "loop") {
-    const iteration = active.iterationsBefore + 1;
-    const prompt = loopPrompt(node, iteration, []);
-    const commandId = t.dispatch(devbox.id, agentCommand(t.definition, node.agent, prompt));
-    progress = { kind: "loop", iteration, commandId, step: "agent", gateIndex: 0, failures: [] };
+    beginIteration(t, node, active.iterationsBefore + 1, []);
+    return;
   } else if (node.kind === "run" && node.run === undefined && node.agent !== undefined) {
     const prompt = `${node.prompt ?? ""}\n\nThe requirement is in the file named by CLUSTERCODE_BRIEF_FILE.\n`;
     const commandId = t.dispatch(devbox.id, agentCommand(t.definition, node.agent, prompt));

@@ -1,5 +1,5 @@
 import type { Workflow } from "../workflow/workflow.schema.js";
-import type { CommandRequest, CommandResult, DevBoxSpec } from "./commands.js";
+import type { CommandRequest, CommandResult, DevBoxSpec, TokenUsage } from "./commands.js";
 
 /** Where a run is in its life. */
 export type RunStatus =
@@ -31,7 +31,17 @@ export interface RunDefinition {
   /** Who started the run. */
   startedBy?: string;
   /** Agent CLIs by engine name: argv templates with `{prompt_file}` and `{model}`. */
-  engines: Readonly<Record<string, { command: string[]; costJsonPath?: string }>>;
+  engines: Readonly<Record<string, EngineCommand>>;
+}
+
+/** An agent CLI as the engine runs it. */
+export interface EngineCommand {
+  /** argv template with `{prompt_file}` and `{model}`; run without a shell. */
+  command: string[];
+  /** Dotted path to the cost in US dollars in the JSON the CLI prints last. */
+  costJsonPath?: string;
+  /** Dotted path to the token usage object in the JSON the CLI prints last. */
+  usageJsonPath?: string;
 }
 
 /** One visit of the token to a node, in order. */
@@ -66,6 +76,8 @@ export interface VariantState {
   lostOnce: boolean;
   costUsd: number;
   durationMs: number;
+  /** Each gate the variant ran, with its exit code. */
+  gates?: { name: string; exitCode: number }[];
 }
 
 /** The work in progress on the active node. */
@@ -76,8 +88,13 @@ export type NodeProgress =
       kind: "loop";
       iteration: number;
       commandId: string;
-      step: "agent" | "gate" | "checkpoint";
+      /** `ledger`: waiting for the daily ledger's answer before the iteration's agent turn. */
+      step: "ledger" | "agent" | "gate" | "checkpoint";
       gateIndex: number;
+      /** What this iteration's agent turns cost so far. */
+      costUsd?: number;
+      /** The daily ledger reservation this iteration holds, until its agent turn settles it. */
+      reservedUsd?: number;
       /** Outputs of this iteration's failed gates, fed to the next iteration. */
       failures: { gate: string; output: string }[];
       outcome?: string;
@@ -152,8 +169,18 @@ export type RunEvent = { at: number } & (
       reasoning: string;
       model?: string;
       costUsd?: number;
+      usage?: TokenUsage;
     }
-  | { type: "judge.failed"; requestId: string; reason: string }
+  | {
+      type: "judge.failed";
+      requestId: string;
+      reason: string;
+      /** What the failed attempts cost, when the judge got that far. */
+      model?: string;
+      costUsd?: number;
+      usage?: TokenUsage;
+    }
+  | { type: "ledger.total"; requestId: string; totalUsd: number }
   | {
       type: "approval.answer";
       decision: "approved" | "rejected";
@@ -192,6 +219,20 @@ export type Effect = { seq: number } & (
       judge: { provider: string; model: string };
       /** Branches to judge between (prototype judging), when any. */
       candidates?: { label: string; branch: string }[];
+      /** The run branch and its base: the judge reads the diff between them. */
+      branch?: string;
+      baseBranch?: string;
+    }
+  | {
+      type: "ledger.add";
+      /** The id the answer (`ledger.total`) carries; absent when no answer is wanted. */
+      requestId?: string;
+      /** The workflow whose daily ledger this is; the runtime adds the repository. */
+      workflow: string;
+      /** The UTC day, YYYY-MM-DD, of the event that caused the add. */
+      day: string;
+      /** May be 0 (a check) or negative (a reservation returned). */
+      usd: number;
     }
   | { type: "evidence"; evidenceSeq: number; entry: EvidenceEntry }
 );

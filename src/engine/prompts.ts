@@ -22,6 +22,7 @@ export function agentCommand(
     prompt,
     ...(agent.model === undefined ? {} : { model: agent.model }),
     ...(engine.costJsonPath === undefined ? {} : { costJsonPath: engine.costJsonPath }),
+    ...(engine.usageJsonPath === undefined ? {} : { usageJsonPath: engine.usageJsonPath }),
   };
 }
 

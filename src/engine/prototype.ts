@@ -78,6 +78,7 @@ export function onVariantCommand(
     exitCode: result.exitCode,
     durationMs: result.durationMs,
     ...(result.costUsd === undefined ? {} : { costUsd: result.costUsd }),
+    ...(result.usage === undefined ? {} : { usage: result.usage }),
   });
   if (!addCost(t, result.costUsd)) return;
   const gates = node.gates ?? [];
@@ -90,7 +91,13 @@ export function onVariantCommand(
     decide(t);
     return;
   }
-  if (variant.phase === "gates" && result.exitCode !== 0) variant.gateFailures++;
+  if (variant.phase === "gates") {
+    const gate = gates[variant.gateIndex];
+    if (gate !== undefined) {
+      variant.gates = [...(variant.gates ?? []), { name: gate.name, exitCode: result.exitCode }];
+    }
+    if (result.exitCode !== 0) variant.gateFailures++;
+  }
   variant.gateIndex = variant.phase === "gates" ? variant.gateIndex + 1 : 0;
   const next = gates[variant.gateIndex];
   if (variant.gateFailures > 0) {
@@ -157,6 +164,8 @@ function decide(t: Transition): void {
         label: `v${variant.index + 1}`,
         branch: variant.devbox.branch,
       })),
+      // Variants started from the run branch when it was pushed, else from the base branch.
+      baseBranch: t.snapshot.branchPushed ? t.snapshot.branch : t.definition.baseBranch,
     });
   }
 }
@@ -197,11 +206,12 @@ function win(t: Transition, winner: VariantState, why: string): void {
     branch: s.branch,
     why,
   });
-  recordTable(t);
+  recordTable(t, winner);
   completeNode(t, "succeeded");
 }
 
-function recordTable(t: Transition): void {
+/** The variant table: engine, model, duration, cost, gates and verdict of every variant. */
+function recordTable(t: Transition, winner?: VariantState): void {
   const { node, progress } = prototypeOf(t);
   const table = progress.variants.map((variant) => ({
     variant: variant.index + 1,
@@ -209,7 +219,8 @@ function recordTable(t: Transition): void {
     model: node.variants[variant.index]?.model,
     durationMs: variant.durationMs,
     costUsd: variant.costUsd,
-    verdict: variant.phase,
+    gates: variant.gates ?? [],
+    verdict: variant === winner ? "won" : variant.phase,
   }));
   t.record("prototype.variants", { node: t.active.node, variants: table });
 }

@@ -15,7 +15,7 @@ import {
   variantOn,
 } from "./prototype.js";
 import { Transition } from "./transition.js";
-import { addCost, onWorkFinished } from "./work.js";
+import { addCost, onLedgerTotal, onWorkFinished } from "./work.js";
 
 /** Id of the timer that bounds the whole run. */
 export const RUN_WALL_CLOCK_TIMER = "run:wall-clock";
@@ -103,6 +103,8 @@ function apply(t: Transition, event: RunEvent): string | undefined {
     case "judge.verdict":
     case "judge.failed":
       return onJudge(t, event);
+    case "ledger.total":
+      return onLedgerTotal(t, event);
     case "approval.answer": {
       const awaiting = s.awaiting;
       if (awaiting?.kind !== "approval") return "no approval is waiting in this run";
@@ -265,15 +267,21 @@ function onJudge(
     node: active.node,
     evaluator: "agent",
     ...(event.type === "judge.failed"
-      ? { error: event.reason }
+      ? {
+          error: event.reason,
+          ...(event.model === undefined ? {} : { model: event.model }),
+          ...(event.costUsd === undefined ? {} : { costUsd: event.costUsd }),
+          ...(event.usage === undefined ? {} : { usage: event.usage }),
+        }
       : {
           verdict: event.label,
           reasoning: event.reasoning,
           model: event.model,
           costUsd: event.costUsd,
+          ...(event.usage === undefined ? {} : { usage: event.usage }),
         }),
   });
-  if (verdict !== undefined && !addCost(t, verdict.costUsd)) return undefined;
+  if (!addCost(t, event.costUsd)) return undefined;
   if (prototype !== undefined) {
     onPrototypeVerdict(t, verdict?.label, verdict?.reasoning ?? "");
     return undefined;

@@ -1,11 +1,15 @@
 import { parseDuration } from "../workflow/duration.js";
 import type { CommandResult } from "./commands.js";
 import { completeNode, endRun, finishContainer } from "./flow.js";
-import type { NodeProgress } from "./model.js";
+import type { NodeProgress, RunEvent } from "./model.js";
 import { agentCommand, feedbackFile, loopPrompt } from "./prompts.js";
 import type { Transition } from "./transition.js";
+import { utcDay } from "./utc-day.js";
+import type { WorkflowNode } from "../workflow/workflow.schema.js";
 
 type LoopProgress = Extract<NodeProgress, { kind: "loop" }>;
+type LoopNode = Extract<WorkflowNode, { kind: "loop" }>;
+type Failures = LoopProgress["failures"];
 
 /** Adds what a command or judge cost to the visit and the run; false when the run's budget broke. */
 export function addCost(t: Transition, usd: number | undefined): boolean {
@@ -37,9 +41,11 @@ export function onWorkFinished(t: Transition, result: CommandResult): void {
     exitCode: result.exitCode,
     durationMs: result.durationMs,
     ...(result.costUsd === undefined ? {} : { costUsd: result.costUsd }),
+    ...(result.usage === undefined ? {} : { usage: result.usage }),
     ...(result.sha === undefined ? {} : { sha: result.sha }),
     output: result.output.slice(-4000),
   });
+  if (progress.kind === "loop" && progress.step === "agent") settleIteration(t, progress, result);
   if (!addCost(t, result.costUsd)) return;
   const step = progress.kind === "exec" || progress.kind === "loop" ? progress.step : undefined;
   if (step === "checkpoint") {
@@ -100,8 +106,18 @@ function onLoopCommand(t: Transition, progress: LoopProgress, result: CommandRes
     failedGates: progress.failures.map((failure) => failure.gate),
   });
   const budget = node.budget;
+  const spent = progress.costUsd ?? 0;
+  const perIteration = budget?.max_cost_per_iteration_usd;
   if (progress.failures.length === 0) {
     finishContainer(t, "succeeded");
+  } else if (perIteration !== undefined && spent > perIteration) {
+    const reason = `iteration ${progress.iteration} cost $${spent.toFixed(2)}, over max_cost_per_iteration_usd ($${perIteration})`;
+    t.record("budget.exhausted", {
+      node: t.active.node,
+      budget: "max_cost_per_iteration_usd",
+      reason,
+    });
+    finishContainer(t, "exhausted", reason);
   } else if (progress.iteration >= (budget?.max_iterations ?? 1)) {
     finishContainer(t, "exhausted", `max_iterations (${budget?.max_iterations ?? 1}) reached`);
   } else if (
@@ -110,19 +126,122 @@ function onLoopCommand(t: Transition, progress: LoopProgress, result: CommandRes
   ) {
     finishContainer(t, "exhausted", `wall_clock (${budget.wall_clock}) reached`);
   } else {
-    const failures = progress.failures;
-    const iteration = progress.iteration + 1;
-    const command = agentCommand(t.definition, node.agent, loopPrompt(node, iteration, failures));
-    const commandId = t.dispatch(devbox.id, command, { feedback: feedbackFile(failures) });
-    t.active.progress = {
-      kind: "loop",
-      iteration,
-      commandId,
-      step: "agent",
-      gateIndex: 0,
-      failures: [],
-    };
+    beginIteration(t, node, progress.iteration + 1, progress.failures, spent);
   }
+}
+
+/**
+ * Starts loop iteration `iteration`. With a daily budget it first reserves the iteration's
+ * expected cost in the shared daily ledger (`ledger.add`) and waits for the total
+ * (`ledger.total`): the reservation makes concurrent runs see each other's iterations in flight.
+ */
+export function beginIteration(
+  t: Transition,
+  node: LoopNode,
+  iteration: number,
+  failures: Failures,
+  previousCostUsd = 0,
+): void {
+  if (node.budget?.max_daily_cost_usd === undefined) {
+    dispatchIteration(t, node, iteration, failures, 0);
+    return;
+  }
+  const reservedUsd = node.budget.max_cost_per_iteration_usd ?? previousCostUsd;
+  const requestId = `l${t.snapshot.seq}`;
+  t.emit({
+    type: "ledger.add",
+    requestId,
+    workflow: t.definition.workflow.name,
+    day: utcDay(t.at),
+    usd: reservedUsd,
+  });
+  t.active.progress = {
+    kind: "loop",
+    iteration,
+    commandId: requestId,
+    step: "ledger",
+    gateIndex: 0,
+    failures,
+    reservedUsd,
+  };
+}
+
+/** The daily ledger answered: start the iteration, or end the loop when today's budget is spent. */
+export function onLedgerTotal(
+  t: Transition,
+  event: Extract<RunEvent, { type: "ledger.total" }>,
+): string | undefined {
+  const progress = t.snapshot.active?.progress;
+  if (
+    progress?.kind !== "loop" ||
+    progress.step !== "ledger" ||
+    progress.commandId !== event.requestId
+  )
+    return "stale ledger answer";
+  const node = t.node(t.active.node);
+  const max = node.kind === "loop" ? node.budget?.max_daily_cost_usd : undefined;
+  if (node.kind !== "loop" || max === undefined)
+    throw new Error("programmer error: no daily budget");
+  const reserved = progress.reservedUsd ?? 0;
+  const before = event.totalUsd - reserved;
+  t.record("ledger.checked", {
+    node: t.active.node,
+    iteration: progress.iteration,
+    spentTodayUsd: before,
+    reservedUsd: reserved,
+    maxDailyCostUsd: max,
+  });
+  if (before < max) {
+    dispatchIteration(t, node, progress.iteration, progress.failures, reserved);
+    return undefined;
+  }
+  if (reserved !== 0) addToLedger(t, -reserved);
+  progress.reservedUsd = 0;
+  const reason = `max_daily_cost_usd ($${max}) reached: $${before.toFixed(2)} spent today by ${t.definition.workflow.name}`;
+  t.record("budget.exhausted", { node: t.active.node, budget: "max_daily_cost_usd", reason });
+  // Nothing ran in this iteration: the loop ends with what the previous one left.
+  progress.iteration--;
+  finishContainer(t, "exhausted", reason);
+  return undefined;
+}
+
+function dispatchIteration(
+  t: Transition,
+  node: LoopNode,
+  iteration: number,
+  failures: Failures,
+  reservedUsd: number,
+): void {
+  const devbox = t.snapshot.devbox;
+  if (devbox === undefined) throw new Error("programmer error: loop without DevBox");
+  const command = agentCommand(t.definition, node.agent, loopPrompt(node, iteration, failures));
+  const files = failures.length === 0 ? {} : { feedback: feedbackFile(failures) };
+  const commandId = t.dispatch(devbox.id, command, files);
+  t.active.progress = {
+    kind: "loop",
+    iteration,
+    commandId,
+    step: "agent",
+    gateIndex: 0,
+    failures: [],
+    costUsd: 0,
+    ...(reservedUsd === 0 ? {} : { reservedUsd }),
+  };
+}
+
+/** The iteration's agent turn ended: its cost replaces the reservation in the daily ledger. */
+function settleIteration(t: Transition, progress: LoopProgress, result: CommandResult): void {
+  const cost = result.costUsd ?? 0;
+  progress.costUsd = (progress.costUsd ?? 0) + cost;
+  const node = t.node(t.active.node);
+  if (node.kind !== "loop" || node.budget?.max_daily_cost_usd === undefined) return;
+  const delta = cost - (progress.reservedUsd ?? 0);
+  delete progress.reservedUsd;
+  if (delta !== 0) addToLedger(t, delta);
+}
+
+function addToLedger(t: Transition, usd: number): void {
+  t.emit({ type: "ledger.add", workflow: t.definition.workflow.name, day: utcDay(t.at), usd });
 }
 
 function exitReason(result: CommandResult): string | undefined {

@@ -2,8 +2,13 @@ import type { Effect, RunEvent } from "../engine/model.js";
 import type { DevBoxHub } from "../devbox/hub.js";
 import type { DevBoxEvent } from "../devbox/hub-events.js";
 import type { DevBoxExecutor } from "../devbox/executor.js";
+import type { DiffSource } from "../agents/diff-source.js";
+import { JudgeError } from "../agents/judge-error.js";
+import { gatherJudgeContext } from "../agents/judge-material.js";
+import type { EvidenceEntry } from "../engine/model.js";
 import type { Store } from "../store/store.js";
-import type { Judge } from "./judge.js";
+import type { Judge, JudgeRequest } from "./judge.js";
+import type { RunDocument } from "./runtime.js";
 
 /** Performs one effect of a run under its idempotency key; returns what the receipt records. */
 export interface EffectPerformer {
@@ -45,6 +50,8 @@ export class DevBoxEffects implements EffectPerformer {
       source: DevBoxSource;
       deliver: (runId: string, event: RunEvent) => void;
       now: () => number;
+      /** Where judges' diffs come from; without one a judge reads no diff. */
+      diffs?: DiffSource;
     },
   ) {}
 
@@ -131,25 +138,63 @@ export class DevBoxEffects implements EffectPerformer {
         await store.deleteTimer(runId, effect.timerId);
         return null;
       case "judge.request":
-        void this.deps.judge.decide(effect).then(
-          (verdict) =>
-            this.deps.deliver(runId, {
-              type: "judge.verdict",
-              requestId: effect.requestId,
-              ...verdict,
-              at: this.deps.now(),
-            }),
-          (error: unknown) =>
-            this.deps.deliver(runId, {
-              type: "judge.failed",
-              requestId: effect.requestId,
-              reason: error instanceof Error ? error.message : String(error),
-              at: this.deps.now(),
-            }),
-        );
+        void this.#judge(runId, effect);
         return { asked: effect.requestId };
+      case "ledger.add": {
+        const totalUsd = await store.addCost(
+          await this.#ledgerScope(runId, effect.workflow),
+          effect.day,
+          effect.usd,
+        );
+        const { requestId } = effect;
+        if (requestId !== undefined) {
+          const at = this.deps.now();
+          queueMicrotask(() =>
+            this.deps.deliver(runId, { type: "ledger.total", requestId, totalUsd, at }),
+          );
+        }
+        return { totalUsd };
+      }
       case "evidence":
         return null;
     }
+  }
+
+  /** The daily ledger's scope: per repository and workflow. */
+  async #ledgerScope(runId: string, workflow: string): Promise<string> {
+    const run = await this.deps.store.getRun(runId);
+    return `${run?.repo ?? "unknown"}#${workflow}`;
+  }
+
+  /** Asks the judge with its material, and delivers the verdict or the failure as an event. */
+  async #judge(runId: string, effect: JudgeRequest): Promise<void> {
+    const { requestId } = effect;
+    let event: RunEvent;
+    try {
+      const [stored, evidence] = await Promise.all([
+        this.deps.store.getRun(runId),
+        this.deps.store.listEvidence(runId),
+      ]);
+      const brief = (stored?.snapshot as RunDocument | undefined)?.definition.brief ?? "";
+      const context = await gatherJudgeContext({
+        request: effect,
+        brief,
+        repository: await this.deps.source.repositoryOf(runId),
+        evidence: evidence.map((record) => record.entry as EvidenceEntry),
+        ...(this.deps.diffs === undefined ? {} : { diffs: this.deps.diffs }),
+      });
+      const verdict = await this.deps.judge.decide(effect, context);
+      event = { type: "judge.verdict", requestId, ...verdict, at: this.deps.now() };
+    } catch (error) {
+      const spent = error instanceof JudgeError ? error.spent : {};
+      event = {
+        type: "judge.failed",
+        requestId,
+        reason: error instanceof Error ? error.message : String(error),
+        ...spent,
+        at: this.deps.now(),
+      };
+    }
+    this.deps.deliver(runId, event);
   }
 }

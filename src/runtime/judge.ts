@@ -1,22 +1,12 @@
 import { spawn } from "node:child_process";
 import { z } from "zod";
-import type { Effect } from "../engine/model.js";
+import { AnthropicProvider, DEFAULT_ANTHROPIC_JUDGE_MODEL } from "../agents/anthropic-judge.js";
+import { JudgeError } from "../agents/judge-error.js";
+import type { Judge, JudgeContext, JudgeRequest, Verdict } from "../agents/judge-types.js";
+import { DEFAULT_OPENAI_JUDGE_MODEL, OpenAIProvider } from "../agents/openai-judge.js";
+import { ProviderJudge } from "../agents/provider-judge.js";
 
-/** What a judge is asked: pick one of `labels` for `question`. */
-export type JudgeRequest = Extract<Effect, { type: "judge.request" }>;
-
-/** A judge's forced choice, with its reasoning kept as evidence. */
-export interface Verdict {
-  label: string;
-  reasoning: string;
-  model?: string;
-  costUsd?: number;
-}
-
-/** Decides agent decisions and prototype races. */
-export interface Judge {
-  decide(request: JudgeRequest): Promise<Verdict>;
-}
+export type { Judge, JudgeContext, JudgeRequest, Verdict } from "../agents/judge-types.js";
 
 const verdictSchema = z.object({
   label: z.string().min(1),
@@ -26,13 +16,14 @@ const verdictSchema = z.object({
 });
 
 /**
- * A judge that is a local program: it reads the request as JSON on stdin and prints
- * `{"label","reasoning"}`. Used offline (`CLUSTERCODE_JUDGE_COMMAND`) and for custom judges.
+ * A judge that is a local program: it reads the request as JSON on stdin (with the judge's
+ * material under `context`) and prints `{"label","reasoning"}`. Used offline
+ * (`CLUSTERCODE_JUDGE_COMMAND`) and for custom judges.
  */
 export class CommandJudge implements Judge {
   constructor(private readonly argv: readonly string[]) {}
 
-  decide(request: JudgeRequest): Promise<Verdict> {
+  decide(request: JudgeRequest, context?: JudgeContext): Promise<Verdict> {
     const [program, ...args] = this.argv;
     if (program === undefined) return Promise.reject(new Error("the judge command is empty"));
     return new Promise((resolve, reject) => {
@@ -56,7 +47,9 @@ export class CommandJudge implements Judge {
           );
         }
       });
-      child.stdin.end(JSON.stringify(request));
+      // A judge that does not read its input is fine: ignore the broken pipe.
+      child.stdin.on("error", () => undefined);
+      child.stdin.end(JSON.stringify(context === undefined ? request : { ...request, context }));
     });
   }
 }
@@ -65,14 +58,70 @@ export class CommandJudge implements Judge {
 export const NO_JUDGE: Judge = {
   decide: () =>
     Promise.reject(
-      new Error("no judge is configured: set CLUSTERCODE_JUDGE_COMMAND, or a provider API key"),
+      new JudgeError(
+        "not_configured",
+        "no judge is configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY for the judge's provider, or CLUSTERCODE_JUDGE_COMMAND",
+      ),
     ),
 };
 
-/** The judge the environment configures. */
-export function judgeFromEnv(env: NodeJS.ProcessEnv): Judge {
+/** Options for {@link judgeFromEnv} beyond the environment. */
+export interface JudgeFromEnvOptions {
+  /** SDK retries on 429/5xx before a judge fails (default 2). */
+  maxRetries?: number;
+}
+
+/**
+ * The judge the environment configures. `CLUSTERCODE_JUDGE_COMMAND` (a program, or a JSON argv)
+ * takes precedence and judges every request; otherwise each request goes to its own provider
+ * (`judge.provider`) when that provider's key is set (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`;
+ * `ANTHROPIC_BASE_URL` and `OPENAI_BASE_URL` are honoured), and fails saying which key is
+ * missing when it is not. With neither, {@link NO_JUDGE}.
+ */
+export function judgeFromEnv(env: NodeJS.ProcessEnv, options: JudgeFromEnvOptions = {}): Judge {
   const command = env.CLUSTERCODE_JUDGE_COMMAND;
-  if (command === undefined || command === "") return NO_JUDGE;
-  const argv = command.trim().startsWith("[") ? (JSON.parse(command) as string[]) : [command];
-  return new CommandJudge(argv);
+  if (command !== undefined && command.trim() !== "") {
+    const argv = command.trim().startsWith("[") ? (JSON.parse(command) as string[]) : [command];
+    return new CommandJudge(argv);
+  }
+  const anthropicKey = nonEmpty(env.ANTHROPIC_API_KEY);
+  const openaiKey = nonEmpty(env.OPENAI_API_KEY);
+  if (anthropicKey === undefined && openaiKey === undefined) return NO_JUDGE;
+  const retries = options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries };
+  const judges: Partial<Record<string, Judge>> = {};
+  if (anthropicKey !== undefined) {
+    const baseURL = nonEmpty(env.ANTHROPIC_BASE_URL);
+    const provider = new AnthropicProvider({
+      apiKey: anthropicKey,
+      ...retries,
+      ...(baseURL === undefined ? {} : { baseURL }),
+    });
+    judges.anthropic = new ProviderJudge(provider, DEFAULT_ANTHROPIC_JUDGE_MODEL);
+  }
+  if (openaiKey !== undefined) {
+    const baseURL = nonEmpty(env.OPENAI_BASE_URL);
+    const provider = new OpenAIProvider({
+      apiKey: openaiKey,
+      ...retries,
+      ...(baseURL === undefined ? {} : { baseURL }),
+    });
+    judges.openai = new ProviderJudge(provider, DEFAULT_OPENAI_JUDGE_MODEL);
+  }
+  return {
+    decide(request, context) {
+      const judge = judges[request.judge.provider];
+      if (judge !== undefined) return judge.decide(request, context);
+      const key = request.judge.provider === "openai" ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY";
+      return Promise.reject(
+        new JudgeError(
+          "not_configured",
+          `the ${request.judge.provider} judge needs ${key} in the app's environment`,
+        ),
+      );
+    },
+  };
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === "" ? undefined : value;
 }

@@ -24,6 +24,7 @@ export const RULE_IDS = [
   "unknown-engine",
   "secret-literal",
   "no-give-up-branch",
+  "budget-without-cost",
 ] as const;
 
 /** A validator rule id. */

@@ -1,3 +1,4 @@
+import { budgetWithoutCost } from "./budget-rule.js";
 import { parseDuration, DURATION_PATTERN } from "./duration.js";
 import type { Finding } from "./finding.js";
 import {
@@ -361,4 +362,5 @@ export const GRAPH_RULES: readonly Rule[] = [
   loopContract,
   unknownEngine,
   noGiveUpBranch,
+  budgetWithoutCost,
 ];

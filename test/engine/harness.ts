@@ -46,8 +46,10 @@ export interface World {
   judge?: (labels: string[]) => string;
   /** Stop processing (leave the run where it is) when this returns true for an effect. */
   pause?: (effect: Effect) => boolean;
-  /** Cost reported by agent commands. */
-  cost?: number;
+  /** Cost reported by agent commands (a function to vary it per command). */
+  cost?: number | ((request: CommandRequest) => number | undefined);
+  /** The daily ledger `ledger.add` effects go to (shared by runs that share it); default: private. */
+  ledger?: Map<string, number>;
 }
 
 /** A run driven by a simulated runtime, recording every event, effect and snapshot. */
@@ -58,12 +60,14 @@ export class SimulatedRun {
   readonly refusals: string[] = [];
   readonly queue: RunEvent[] = [];
   clock = 1_000_000;
+  readonly ledger: Map<string, number>;
 
   constructor(
     readonly definition: RunDefinition,
     readonly world: World = {},
   ) {
     this.snapshot = createSnapshot(definition, this.clock);
+    this.ledger = world.ledger ?? new Map<string, number>();
   }
 
   /** Applies one event and queues the world's answers to the effects it produced. */
@@ -113,11 +117,16 @@ export class SimulatedRun {
           output: `output of ${request.commandId}`,
           durationMs: 10,
           ...(request.command.type === "checkpoint" ? { sha: `sha-${request.commandId}` } : {}),
-          ...(request.command.type === "agent" && this.world.cost !== undefined
-            ? { costUsd: this.world.cost }
-            : {}),
+          ...this.costOf(request),
         },
       });
+    } else if (effect.type === "ledger.add") {
+      const key = `${effect.workflow}@${effect.day}`;
+      const total = (this.ledger.get(key) ?? 0) + effect.usd;
+      this.ledger.set(key, total);
+      if (effect.requestId !== undefined) {
+        this.queue.push({ type: "ledger.total", requestId: effect.requestId, totalUsd: total, at });
+      }
     } else if (effect.type === "judge.request") {
       const label = this.world.judge?.(effect.labels) ?? effect.labels[0] ?? "none";
       this.queue.push({
@@ -128,6 +137,13 @@ export class SimulatedRun {
         at,
       });
     }
+  }
+
+  private costOf(request: CommandRequest): { costUsd?: number } {
+    const cost = this.world.cost;
+    if (request.command.type !== "agent" || cost === undefined) return {};
+    const usd = typeof cost === "function" ? cost(request) : cost;
+    return usd === undefined ? {} : { costUsd: usd };
   }
 
   /** The node and outcome of every visit. */

@@ -259,6 +259,17 @@ const CASES: Record<RuleId, RuleCase> = {
       "- { from: build, to: check }\n- { from: check, to: build, back: true, max_traversals: 2 }\n- { from: check, to: escalated, label: exhausted }",
     ),
   },
+  "budget-without-cost": {
+    triggers: workflow(
+      "fix: { kind: loop, goal: Fix it, agent: { engine: codex, model: gpt-5 }, gates: [{ name: t, run: make test }], budget: { max_iterations: 3, max_daily_cost_usd: 20 } }",
+    ),
+    where: { needle: "20 }" },
+    fix: /engine codex reports no cost.*use an engine that reports cost/,
+    severity: "warning",
+    nearMiss: workflow(
+      "fix: { kind: loop, goal: Fix it, agent: { engine: claude, model: claude-sonnet-4-5 }, gates: [{ name: t, run: make test }], budget: { max_iterations: 3, max_daily_cost_usd: 20 } }",
+    ),
+  },
 };
 
 describe("every rule", () => {

@@ -1,0 +1,84 @@
+import Anthropic from "@anthropic-ai/sdk";
+import { JudgeError } from "./judge-error.js";
+import type { JudgePrompt } from "./judge-prompt.js";
+import type { JudgeProvider, ProviderReply } from "./provider-judge.js";
+import { VERDICT_TOOL_DESCRIPTION, VERDICT_TOOL_NAME, verdictInputSchema } from "./verdict-tool.js";
+
+/** The model an Anthropic judge uses when the request names none. */
+export const DEFAULT_ANTHROPIC_JUDGE_MODEL = "claude-sonnet-4-5";
+const MAX_TOKENS = 2048;
+
+/** Settings of an Anthropic judge. Keys come from the app's environment, never the workflow. */
+export interface AnthropicJudgeOptions {
+  apiKey: string;
+  /** A gateway or proxy (`ANTHROPIC_BASE_URL`); the SDK's default otherwise. */
+  baseURL?: string;
+  /** Retries the SDK makes on 408/409/429/5xx and connection errors (default 2). */
+  maxRetries?: number;
+  timeoutMs?: number;
+}
+
+/**
+ * The Messages API (`POST /v1/messages`) with one tool and `tool_choice: {type: "tool"}`, so
+ * the model must answer by calling it; the verdict is the `tool_use` block's input.
+ */
+export class AnthropicProvider implements JudgeProvider {
+  readonly name = "anthropic";
+  readonly #client: Anthropic;
+
+  constructor(options: AnthropicJudgeOptions) {
+    this.#client = new Anthropic({
+      apiKey: options.apiKey,
+      maxRetries: options.maxRetries ?? 2,
+      timeout: options.timeoutMs ?? 120_000,
+      ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+    });
+  }
+
+  async ask(prompt: JudgePrompt, labels: readonly string[], model: string): Promise<ProviderReply> {
+    let message: Anthropic.Message;
+    try {
+      message = await this.#client.messages.create({
+        model,
+        max_tokens: MAX_TOKENS,
+        system: prompt.system,
+        messages: [{ role: "user", content: prompt.user }],
+        tools: [
+          {
+            name: VERDICT_TOOL_NAME,
+            description: VERDICT_TOOL_DESCRIPTION,
+            input_schema: verdictInputSchema(labels),
+          },
+        ],
+        tool_choice: { type: "tool", name: VERDICT_TOOL_NAME },
+      });
+    } catch (error) {
+      if (!(error instanceof Anthropic.APIError)) throw error;
+      const status = error.status === undefined ? "no response" : `HTTP ${error.status}`;
+      throw new JudgeError(
+        "provider_error",
+        `anthropic API error (${status}): ${error.message}`,
+        {},
+        {
+          cause: error,
+        },
+      );
+    }
+    const call = message.content.find(
+      (block) => block.type === "tool_use" && block.name === VERDICT_TOOL_NAME,
+    );
+    const usage = message.usage;
+    const cached = usage.cache_read_input_tokens ?? 0;
+    const reply: ProviderReply = {
+      input: call?.type === "tool_use" ? call.input : undefined,
+      model: message.model,
+      usage: {
+        inputTokens: usage.input_tokens + cached + (usage.cache_creation_input_tokens ?? 0),
+        outputTokens: usage.output_tokens,
+        ...(cached === 0 ? {} : { cachedInputTokens: cached }),
+      },
+    };
+    if (call === undefined) reply.missing = `stop_reason ${message.stop_reason ?? "unknown"}`;
+    return reply;
+  }
+}

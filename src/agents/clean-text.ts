@@ -1,0 +1,57 @@
+/** What {@link cleanIssueText} removed, by kind; all zero when the text was clean. */
+export interface RemovedText {
+  /** `<!-- … -->` comments (an unterminated one runs to the end of the text). */
+  htmlComments: number;
+  /** Zero-width and other invisible formatting characters (ZWSP, ZWNJ, ZWJ, word joiner, BOM, soft hyphen…). */
+  zeroWidth: number;
+  /** Bidirectional controls (LRE…RLO, LRI…PDI, LRM, RLM, ALM): they reorder what a reader sees. */
+  bidiControls: number;
+  /** Unicode tag characters (U+E0000–U+E007F): invisible ASCII look-alikes. */
+  tagCharacters: number;
+}
+
+/** Issue text after cleaning, and what was taken out. */
+export interface CleanedText {
+  text: string;
+  removed: RemovedText;
+  /** Whether anything was removed: the evidence should say so. */
+  changed: boolean;
+}
+
+const HTML_COMMENT = /<!--[\s\S]*?(?:-->|$)/g;
+// U+200B–U+200D zero-width space/non-joiner/joiner, U+2060–U+2064 word joiner and invisible
+// operators, U+FEFF BOM, U+00AD soft hyphen, U+180E Mongolian vowel separator, U+034F
+// combining grapheme joiner, U+115F/U+1160/U+3164/U+FFA0 Hangul fillers.
+const ZERO_WIDTH = /[\u200B-\u200D\u2060-\u2064\uFEFF\u00AD\u180E\u115F\u1160\u3164\uFFA0]|\u034F/g;
+// U+202A–U+202E embeddings and overrides, U+2066–U+2069 isolates, U+200E/U+200F marks, U+061C ALM.
+const BIDI = /[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/g;
+const TAGS = /[\u{E0000}-\u{E007F}]/gu;
+
+/**
+ * Removes the usual carriers of hidden prompt injections from issue text before an agent or a
+ * judge reads it: HTML comments (invisible on GitHub, visible to a model), zero-width
+ * characters, bidirectional controls and Unicode tag characters. Visible text is untouched.
+ * Apply it to the brief before a run starts and record `removed` in the run's evidence.
+ */
+export function cleanIssueText(text: string): CleanedText {
+  const removed: RemovedText = { htmlComments: 0, zeroWidth: 0, bidiControls: 0, tagCharacters: 0 };
+  // Invisible characters first, so they cannot split "<!--" and hide a comment from the pattern.
+  let cleaned = text.replace(TAGS, () => {
+    removed.tagCharacters++;
+    return "";
+  });
+  cleaned = cleaned.replace(ZERO_WIDTH, () => {
+    removed.zeroWidth++;
+    return "";
+  });
+  cleaned = cleaned.replace(BIDI, () => {
+    removed.bidiControls++;
+    return "";
+  });
+  cleaned = cleaned.replace(HTML_COMMENT, () => {
+    removed.htmlComments++;
+    return "";
+  });
+  const changed = Object.values(removed).some((count) => count > 0);
+  return { text: cleaned, removed, changed };
+}

@@ -1,0 +1,105 @@
+import OpenAI from "openai";
+import { JudgeError } from "./judge-error.js";
+import type { JudgePrompt } from "./judge-prompt.js";
+import type { JudgeProvider, ProviderReply } from "./provider-judge.js";
+import { VERDICT_TOOL_DESCRIPTION, VERDICT_TOOL_NAME, verdictInputSchema } from "./verdict-tool.js";
+
+/** The model an OpenAI judge uses when the request names none. */
+export const DEFAULT_OPENAI_JUDGE_MODEL = "gpt-5";
+const MAX_TOKENS = 4096;
+
+/** Settings of an OpenAI judge. Keys come from the app's environment, never the workflow. */
+export interface OpenAIJudgeOptions {
+  apiKey: string;
+  /** A gateway or proxy (`OPENAI_BASE_URL`); the SDK's default otherwise. */
+  baseURL?: string;
+  /** Retries the SDK makes on 408/409/429/5xx and connection errors (default 2). */
+  maxRetries?: number;
+  timeoutMs?: number;
+}
+
+/**
+ * Chat Completions (`POST /v1/chat/completions`) with one strict function tool and
+ * `tool_choice: {type: "function", function: {name}}`, forcing the call; the verdict is the
+ * call's JSON arguments.
+ */
+export class OpenAIProvider implements JudgeProvider {
+  readonly name = "openai";
+  readonly #client: OpenAI;
+
+  constructor(options: OpenAIJudgeOptions) {
+    this.#client = new OpenAI({
+      apiKey: options.apiKey,
+      maxRetries: options.maxRetries ?? 2,
+      timeout: options.timeoutMs ?? 120_000,
+      ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+    });
+  }
+
+  async ask(prompt: JudgePrompt, labels: readonly string[], model: string): Promise<ProviderReply> {
+    let completion: OpenAI.ChatCompletion;
+    try {
+      completion = await this.#client.chat.completions.create({
+        model,
+        max_completion_tokens: MAX_TOKENS,
+        messages: [
+          { role: "system", content: prompt.system },
+          { role: "user", content: prompt.user },
+        ],
+        tools: [
+          {
+            type: "function",
+            function: {
+              name: VERDICT_TOOL_NAME,
+              description: VERDICT_TOOL_DESCRIPTION,
+              parameters: verdictInputSchema(labels),
+              strict: true,
+            },
+          },
+        ],
+        tool_choice: { type: "function", function: { name: VERDICT_TOOL_NAME } },
+      });
+    } catch (error) {
+      if (!(error instanceof OpenAI.APIError)) throw error;
+      const status = error.status === undefined ? "no response" : `HTTP ${error.status}`;
+      throw new JudgeError(
+        "provider_error",
+        `openai API error (${status}): ${error.message}`,
+        {},
+        {
+          cause: error,
+        },
+      );
+    }
+    const choice = completion.choices[0];
+    const call = choice?.message.tool_calls?.find(
+      (candidate) => candidate.type === "function" && candidate.function.name === VERDICT_TOOL_NAME,
+    );
+    const usage = completion.usage;
+    const cached = usage?.prompt_tokens_details?.cached_tokens ?? 0;
+    const reply: ProviderReply = {
+      input: undefined,
+      model: completion.model,
+      ...(usage === undefined
+        ? {}
+        : {
+            usage: {
+              inputTokens: usage.prompt_tokens,
+              outputTokens: usage.completion_tokens,
+              ...(cached === 0 ? {} : { cachedInputTokens: cached }),
+            },
+          }),
+    };
+    if (call === undefined || call.type !== "function") {
+      reply.missing = `finish_reason ${choice?.finish_reason ?? "none"}`;
+      return reply;
+    }
+    try {
+      reply.input = JSON.parse(call.function.arguments) as unknown;
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error;
+      reply.missing = "the tool call's arguments are not JSON";
+    }
+    return reply;
+  }
+}
