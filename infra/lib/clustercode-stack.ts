@@ -1,0 +1,45 @@
+import { Stack, type StackProps } from "aws-cdk-lib";
+import type { Table } from "aws-cdk-lib/aws-dynamodb";
+import { Vpc, type IVpc } from "aws-cdk-lib/aws-ec2";
+import type { Construct } from "constructs";
+import { AppService } from "./app-service.js";
+import { DevBoxCapacity } from "./devbox-capacity.js";
+import { readSettings } from "./settings.js";
+import { createStoreTable } from "./store-table.js";
+import { viewAs } from "./view-as.js";
+
+/**
+ * ClusterCode Workflows on AWS: the store's DynamoDB table, the DevBox cluster on EC2 capacity,
+ * and the app's replicas behind an HTTPS load balancer. Settings come from context (see
+ * `readSettings`); what is missing becomes a template parameter.
+ */
+export class ClusterCodeStack extends Stack {
+  /** The store's table. */
+  readonly table: Table;
+  /** The DevBox cluster, capacity and roles. */
+  readonly devboxes: DevBoxCapacity;
+  /** The app service, its load balancer and secrets. */
+  readonly app: AppService;
+
+  constructor(scope: Construct, id: string, props: StackProps = {}) {
+    super(scope, id, props);
+    const settings = readSettings(this);
+    const vpc = viewAs<IVpc>(new Vpc(this, "Vpc", { maxAzs: 2, natGateways: 1 }));
+    const table = createStoreTable(this);
+    this.table = table;
+    const devboxes = (this.devboxes = new DevBoxCapacity(this, "DevBoxes", {
+      vpc,
+      instanceType: settings.devboxInstanceType,
+      maxInstances: settings.devboxMaxInstances,
+    }));
+    this.app = new AppService(this, "App", {
+      vpc,
+      table,
+      devboxes,
+      image: settings.appImage,
+      devboxImage: settings.devboxImage,
+      certificateArn: settings.certificateArn,
+      replicas: settings.replicas,
+    });
+  }
+}

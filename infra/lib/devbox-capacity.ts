@@ -1,0 +1,119 @@
+import { ArnFormat, Duration, Stack } from "aws-cdk-lib";
+import { AutoScalingGroup } from "aws-cdk-lib/aws-autoscaling";
+import {
+  InstanceType,
+  LaunchTemplate,
+  SecurityGroup,
+  UserData,
+  type IVpc,
+} from "aws-cdk-lib/aws-ec2";
+import { AsgCapacityProvider, Cluster, EcsOptimizedImage } from "aws-cdk-lib/aws-ecs";
+import { ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from "aws-cdk-lib/aws-iam";
+import { LogGroup, RetentionDays } from "aws-cdk-lib/aws-logs";
+import { Construct } from "constructs";
+
+/** Prefix of every secret a DevBox may be given: `clustercode/<owner>/<repo>/<NAME>`. */
+export const DEVBOX_SECRET_PREFIX = "clustercode/";
+
+/**
+ * Where DevBoxes run: an ECS cluster whose capacity is an EC2 Auto Scaling group behind a
+ * capacity provider with managed scaling (from zero), the DevBox roles and their log group.
+ * The task role has no permissions at all: a DevBox's only credentials are its bearer token
+ * for the internal API and the repository token it fetches there.
+ */
+export class DevBoxCapacity extends Construct {
+  readonly cluster: Cluster;
+  readonly capacityProvider: AsgCapacityProvider;
+  readonly securityGroup: SecurityGroup;
+  readonly taskRole: Role;
+  readonly executionRole: Role;
+  readonly logGroup: LogGroup;
+
+  constructor(
+    scope: Construct,
+    id: string,
+    props: { vpc: IVpc; instanceType: string; maxInstances: number },
+  ) {
+    super(scope, id);
+    const stack = Stack.of(this);
+    this.cluster = new Cluster(this, "Cluster", { vpc: props.vpc });
+    this.securityGroup = new SecurityGroup(this, "DevBoxSecurityGroup", {
+      vpc: props.vpc,
+      description: "DevBox tasks: no inbound; outbound to GitHub, registries and the app",
+      allowAllOutbound: true,
+    });
+    const launchTemplate = new LaunchTemplate(this, "LaunchTemplate", {
+      instanceType: new InstanceType(props.instanceType),
+      machineImage: EcsOptimizedImage.amazonLinux2023(),
+      userData: UserData.forLinux(),
+      securityGroup: this.securityGroup,
+      requireImdsv2: true,
+      // Tasks must not borrow the instance's role: IMDS is one hop away from the host only.
+      httpPutResponseHopLimit: 1,
+      role: new Role(this, "InstanceRole", {
+        assumedBy: new ServicePrincipal("ec2.amazonaws.com"),
+        managedPolicies: [
+          ManagedPolicy.fromAwsManagedPolicyName(
+            "service-role/AmazonEC2ContainerServiceforEC2Role",
+          ),
+        ],
+      }),
+    });
+    const group = new AutoScalingGroup(this, "Instances", {
+      vpc: props.vpc,
+      launchTemplate,
+      minCapacity: 0,
+      maxCapacity: props.maxInstances,
+    });
+    this.capacityProvider = new AsgCapacityProvider(this, "CapacityProvider", {
+      autoScalingGroup: group,
+      enableManagedScaling: true,
+      targetCapacityPercent: 100,
+      enableManagedTerminationProtection: true,
+    });
+    this.cluster.addAsgCapacityProvider(this.capacityProvider);
+
+    this.logGroup = new LogGroup(this, "Logs", { retention: RetentionDays.ONE_MONTH });
+    this.taskRole = new Role(this, "TaskRole", {
+      assumedBy: new ServicePrincipal("ecs-tasks.amazonaws.com"),
+      description: "DevBox tasks: deliberately without permissions",
+    });
+    this.executionRole = new Role(this, "ExecutionRole", {
+      assumedBy: new ServicePrincipal("ecs-tasks.amazonaws.com"),
+      description: "Pulls the DevBox image, writes its logs, reads clustercode/* secrets",
+      maxSessionDuration: Duration.hours(1),
+    });
+    this.executionRole.addToPolicy(
+      new PolicyStatement({ actions: ["ecr:GetAuthorizationToken"], resources: ["*"] }),
+    );
+    this.executionRole.addToPolicy(
+      new PolicyStatement({
+        actions: [
+          "ecr:BatchCheckLayerAvailability",
+          "ecr:GetDownloadUrlForLayer",
+          "ecr:BatchGetImage",
+        ],
+        resources: [stack.formatArn({ service: "ecr", resource: "repository", resourceName: "*" })],
+      }),
+    );
+    this.executionRole.addToPolicy(
+      new PolicyStatement({
+        actions: ["logs:CreateLogStream", "logs:PutLogEvents"],
+        resources: [`${this.logGroup.logGroupArn}:*`],
+      }),
+    );
+    this.executionRole.addToPolicy(
+      new PolicyStatement({
+        actions: ["secretsmanager:GetSecretValue"],
+        resources: [
+          stack.formatArn({
+            service: "secretsmanager",
+            resource: "secret",
+            resourceName: `${DEVBOX_SECRET_PREFIX}*`,
+            arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+          }),
+        ],
+      }),
+    );
+  }
+}

@@ -1,0 +1,213 @@
+/**
+ * The CDK app, synthesized offline (no account, no lookups), checked on its template: the store
+ * table the code expects, the DevBox capacity, the app service, and above all the IAM
+ * boundaries between the app and its DevBoxes.
+ */
+import { App, type CfnElement } from "aws-cdk-lib";
+import { Match, Template } from "aws-cdk-lib/assertions";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Construct } from "constructs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ClusterCodeStack } from "../../infra/lib/clustercode-stack.js";
+
+const CERTIFICATE = "arn:aws:acm:eu-west-1:123456789012:certificate/abc";
+type Statement = { Action: string | string[]; Resource: unknown; Condition?: unknown };
+
+let stack: ClusterCodeStack;
+let template: Template;
+let outdir: string;
+beforeAll(() => {
+  outdir = mkdtempSync(join(tmpdir(), "clustercode-cdk-"));
+  const app = new App({
+    outdir,
+    context: {
+      certificateArn: CERTIFICATE,
+      replicas: 3,
+      appImage: "app:1",
+      devboxImage: "devbox:1",
+    },
+  });
+  stack = new ClusterCodeStack(app, "ClusterCode");
+  app.synth();
+  template = Template.fromStack(stack);
+}, 60_000);
+afterAll(() => rm(outdir, { recursive: true, force: true }));
+
+const logicalId = (construct: Construct) =>
+  stack.getLogicalId(construct.node.defaultChild as CfnElement);
+
+/** Every statement of the policies attached to a role (inline or separate), by logical id. */
+function statementsOf(roleId: string): Statement[] {
+  const statements: Statement[] = [];
+  for (const policy of Object.values(template.findResources("AWS::IAM::Policy"))) {
+    const properties = policy.Properties as {
+      Roles: unknown[];
+      PolicyDocument: { Statement: Statement[] };
+    };
+    if (properties.Roles.some((role) => JSON.stringify(role) === JSON.stringify({ Ref: roleId }))) {
+      statements.push(...properties.PolicyDocument.Statement);
+    }
+  }
+  const role = template.findResources("AWS::IAM::Role")[roleId]?.Properties as {
+    Policies?: { PolicyDocument: { Statement: Statement[] } }[];
+  };
+  for (const inline of role.Policies ?? []) statements.push(...inline.PolicyDocument.Statement);
+  return statements;
+}
+
+const actionsOf = (statement: Statement) => [statement.Action].flat();
+
+describe("infra: the CDK app", () => {
+  it(
+    "synthesizes offline to a template with parameters for what context did not give",
+    {
+      timeout: 60_000,
+    },
+    () => {
+      expect(existsSync(join(outdir, "ClusterCode.template.json"))).toBe(true);
+      const bare = new App({ outdir: mkdtempSync(join(tmpdir(), "clustercode-cdk-")) });
+      const parameters = Template.fromStack(new ClusterCodeStack(bare, "Bare")).toJSON()
+        .Parameters as Record<string, unknown>;
+      expect(Object.keys(parameters)).toEqual(
+        expect.arrayContaining(["CertificateArn", "AppImage", "DevBoxImage"]),
+      );
+      const written = JSON.parse(
+        readFileSync(join(outdir, "ClusterCode.template.json"), "utf8"),
+      ) as {
+        Parameters: Record<string, unknown>;
+      };
+      expect(written.Parameters.CertificateArn).toBeUndefined();
+    },
+  );
+
+  it("has the store's table: pk/sk, gsi1 and gsi2, on-demand, point-in-time recovery, TTL", () => {
+    template.hasResourceProperties("AWS::DynamoDB::Table", {
+      KeySchema: [
+        { AttributeName: "pk", KeyType: "HASH" },
+        { AttributeName: "sk", KeyType: "RANGE" },
+      ],
+      BillingMode: "PAY_PER_REQUEST",
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      TimeToLiveSpecification: { AttributeName: "ttl", Enabled: true },
+      GlobalSecondaryIndexes: ["gsi1", "gsi2"].map((index) => ({
+        IndexName: index,
+        KeySchema: [
+          { AttributeName: `${index}pk`, KeyType: "HASH" },
+          { AttributeName: `${index}sk`, KeyType: "RANGE" },
+        ],
+        Projection: { ProjectionType: "ALL" },
+      })),
+    });
+    template.hasResource("AWS::DynamoDB::Table", { DeletionPolicy: "Retain" });
+  });
+
+  it("runs DevBoxes on an Auto Scaling group capacity provider with managed scaling", () => {
+    template.hasResourceProperties("AWS::ECS::CapacityProvider", {
+      AutoScalingGroupProvider: {
+        ManagedScaling: { Status: "ENABLED", TargetCapacity: 100 },
+        ManagedTerminationProtection: "ENABLED",
+      },
+    });
+    template.hasResourceProperties("AWS::AutoScaling::AutoScalingGroup", {
+      MinSize: "0",
+      MaxSize: "10",
+    });
+    template.hasResourceProperties("AWS::EC2::LaunchTemplate", {
+      LaunchTemplateData: Match.objectLike({
+        MetadataOptions: { HttpTokens: "required", HttpPutResponseHopLimit: 1 },
+      }),
+    });
+  });
+
+  it("runs N app replicas behind HTTPS, with the internal API open to DevBoxes only", () => {
+    template.hasResourceProperties("AWS::ECS::Service", { DesiredCount: 3, LaunchType: "FARGATE" });
+    template.hasResourceProperties("AWS::ElasticLoadBalancingV2::Listener", {
+      Port: 443,
+      Protocol: "HTTPS",
+      Certificates: [{ CertificateArn: CERTIFICATE }],
+    });
+    template.hasResourceProperties("AWS::ElasticLoadBalancingV2::TargetGroup", {
+      Port: 3000,
+      HealthCheckPath: "/healthz",
+    });
+    const ingress = JSON.stringify(template.findResources("AWS::EC2::SecurityGroup"));
+    expect(ingress).toContain('"FromPort":8080');
+    expect(ingress).toContain(logicalId(stack.devboxes.securityGroup));
+    for (const name of ["APP_ID", "PRIVATE_KEY", "WEBHOOK_SECRET"]) {
+      template.hasResourceProperties("AWS::SecretsManager::Secret", {
+        Name: `clustercode-app/${name}`,
+      });
+    }
+    template.hasResourceProperties("AWS::ECS::TaskDefinition", {
+      ContainerDefinitions: [
+        Match.objectLike({
+          Environment: Match.arrayWith([{ Name: "CLUSTERCODE_EXECUTOR", Value: "ecs" }]),
+          Secrets: Match.arrayWith([Match.objectLike({ Name: "PRIVATE_KEY" })]),
+        }),
+      ],
+    });
+  });
+
+  it("lets the app run only DevBox task definitions on the DevBox cluster and pass only their roles", () => {
+    const statements = statementsOf(logicalId(stack.app.service.taskDefinition.taskRole));
+    const cluster = { "Fn::GetAtt": [logicalId(stack.devboxes.cluster), "Arn"] };
+    const granting = (action: string) => statements.filter((s) => actionsOf(s).includes(action));
+    for (const action of ["ecs:RunTask", "ecs:StopTask", "ecs:DescribeTasks", "ecs:ListTasks"]) {
+      expect(granting(action).length, action).toBeGreaterThan(0);
+      for (const statement of granting(action)) {
+        expect(statement.Condition, action).toEqual({ ArnEquals: { "ecs:cluster": cluster } });
+      }
+    }
+    for (const statement of granting("ecs:RunTask")) {
+      expect(JSON.stringify(statement.Resource)).toMatch(
+        /:task-definition\/clustercode-devbox-\*:\*"\]\]\}$/,
+      );
+    }
+    const passRole = granting("iam:PassRole");
+    expect(passRole).toHaveLength(1);
+    expect(passRole[0]?.Resource).toEqual([
+      { "Fn::GetAtt": [logicalId(stack.devboxes.taskRole), "Arn"] },
+      { "Fn::GetAtt": [logicalId(stack.devboxes.executionRole), "Arn"] },
+    ]);
+    const table = logicalId(stack.table);
+    for (const statement of statements.filter((s) =>
+      actionsOf(s).some((a) => a.startsWith("dynamodb:")),
+    )) {
+      expect(JSON.stringify(statement.Resource)).toContain(table);
+      expect(JSON.stringify(statement.Resource).replaceAll(table, "")).not.toMatch(/Store|"\*"/);
+    }
+    const everything = statements.flatMap(actionsOf);
+    expect(everything.filter((action) => action.endsWith(":*") || action === "*")).toEqual([]);
+  });
+
+  it("gives DevBox tasks no AWS permissions, and their execution role only clustercode/* secrets", () => {
+    const taskRole = logicalId(stack.devboxes.taskRole);
+    expect(statementsOf(taskRole)).toEqual([]);
+    expect(template.findResources("AWS::IAM::Role")[taskRole]?.Properties).not.toHaveProperty(
+      "ManagedPolicyArns",
+    );
+    const execution = statementsOf(logicalId(stack.devboxes.executionRole));
+    const actions = execution.flatMap(actionsOf);
+    expect(actions.filter((action) => /^(dynamodb|ecs|iam|sts):/.test(action))).toEqual([]);
+    const secretStatements = execution.filter((s) =>
+      actionsOf(s).some((a) => a.startsWith("secretsmanager:")),
+    );
+    expect(secretStatements).toHaveLength(1);
+    expect(JSON.stringify(secretStatements[0]?.Resource)).toMatch(
+      /:secret:clustercode\/\*"\]\]\}$/,
+    );
+    // No policy anywhere in the template is attached to a DevBox role and grants the store or ECS.
+    const devboxRoles = [taskRole, logicalId(stack.devboxes.executionRole)].map((id) =>
+      JSON.stringify({ Ref: id }),
+    );
+    for (const policy of Object.values(template.findResources("AWS::IAM::Policy"))) {
+      const roles = (policy.Properties as { Roles: unknown[] }).Roles.map((r) => JSON.stringify(r));
+      if (roles.some((role) => devboxRoles.includes(role))) {
+        expect(JSON.stringify(policy.Properties)).not.toMatch(/"(dynamodb|ecs):/);
+      }
+    }
+  });
+});
