@@ -4,37 +4,18 @@ import {
   RunTaskCommand,
   StopTaskCommand,
   type ECSClient,
-  type KeyValuePair,
-  type RunTaskCommandInput,
 } from "@aws-sdk/client-ecs";
 import { toEcsError } from "./ecs-error.js";
-import {
-  clientTokenOf,
-  cloneUrlOf,
-  githubRepositoryOf,
-  startedByOf,
-  tagValueOf,
-} from "./ecs-names.js";
+import { githubRepositoryOf, startedByOf } from "./ecs-names.js";
+import { runTaskInput } from "./ecs-run-task.js";
 import type { EcsStatus } from "./ecs-status.js";
 import {
-  DEVBOX_CONTAINER,
   TaskDefinitionCache,
   taskDefinitionInput,
   type RepositoryRef,
   type TaskDefinitionSettings,
 } from "./ecs-task-definitions.js";
 import type { DevBoxExecutor, StartRequest } from "./executor.js";
-import { AGENT_ENV } from "./protocol.js";
-
-/** Environment variables the DevBox image's entrypoint reads besides the agent's own. */
-export const ENTRYPOINT_ENV = {
-  /** Base URL of the internal API. */
-  apiUrl: "CLUSTERCODE_API_URL",
-  /** The DevBox id, as the hub knows it. */
-  devboxId: "CLUSTERCODE_DEVBOX_ID",
-  /** The URL to clone (credentials come from the internal API's token route). */
-  repository: "CLUSTERCODE_REPOSITORY",
-} as const;
 
 /** How an {@link EcsExecutor} is set up (see `ecsExecutorFromEnv` for the environment). */
 export interface EcsExecutorOptions extends Omit<TaskDefinitionSettings, "networkMode"> {
@@ -123,7 +104,7 @@ export class EcsExecutor implements DevBoxExecutor {
     let answer;
     try {
       answer = await this.#options.client.send(
-        new RunTaskCommand(this.#runTaskInput(request, taskDefinition, attempt)),
+        new RunTaskCommand(runTaskInput(this.#options, request, taskDefinition, attempt)),
       );
     } catch (error) {
       const mapped = toEcsError(error, "RunTask");
@@ -175,52 +156,6 @@ export class EcsExecutor implements DevBoxExecutor {
     tracked.taskArn = taskArn;
     this.#options.onStatus?.({ state: "started", devboxId, taskArn });
     this.#watch();
-  }
-
-  #runTaskInput(
-    request: StartRequest,
-    taskDefinition: string,
-    attempt: number,
-  ): RunTaskCommandInput {
-    const { devboxId, runId, spec } = request;
-    // Only what the agent needs; secrets come from the task definition, never from here.
-    const environment: KeyValuePair[] = Object.entries({
-      ...this.#options.agentEnv,
-      [AGENT_ENV.runId]: runId,
-      [AGENT_ENV.token]: request.token,
-      [AGENT_ENV.branch]: spec.branch,
-      [AGENT_ENV.baseBranch]: spec.baseBranch,
-      [AGENT_ENV.setup]: JSON.stringify(spec.setup),
-      [ENTRYPOINT_ENV.apiUrl]: request.apiUrl,
-      [ENTRYPOINT_ENV.devboxId]: devboxId,
-      [ENTRYPOINT_ENV.repository]: cloneUrlOf(request.repository),
-    }).map(([name, value]) => ({ name, value }));
-    const { subnets, securityGroups } = this.#options;
-    return {
-      cluster: this.#options.cluster,
-      taskDefinition,
-      count: 1,
-      capacityProviderStrategy: [{ capacityProvider: this.#options.capacityProvider, weight: 1 }],
-      clientToken: clientTokenOf(devboxId, attempt),
-      startedBy: startedByOf(devboxId),
-      tags: [
-        { key: "clustercode:run", value: tagValueOf(runId) },
-        { key: "clustercode:devbox", value: tagValueOf(devboxId) },
-      ],
-      enableECSManagedTags: true,
-      overrides: { containerOverrides: [{ name: DEVBOX_CONTAINER, environment }] },
-      ...(subnets === undefined
-        ? {}
-        : {
-            networkConfiguration: {
-              awsvpcConfiguration: {
-                subnets,
-                ...(securityGroups === undefined ? {} : { securityGroups }),
-                assignPublicIp: "DISABLED" as const,
-              },
-            },
-          }),
-    };
   }
 
   /** Stops the DevBox's task (found by `startedBy` when another process started it). */
