@@ -1,0 +1,194 @@
+import type { RunEvent } from "../engine/model.js";
+import type { RunDocument, Runtime } from "../runtime/runtime.js";
+import type { Store } from "../store/store.js";
+import type { CommentCommand } from "./commands.js";
+import { callGitHub } from "./errors.js";
+import { fullName, type GitHub, type RepoRef } from "./github.js";
+import { mayApprove, mayWrite } from "./permissions.js";
+import { reply } from "./replies.js";
+import { isActive, parseRunBranch, runsOfIssue, type IndexedRun } from "./run-index.js";
+
+/** Where a person spoke: the repository, the issue or PR, who, and a link to it. */
+export interface Speaker {
+  gh: GitHub;
+  repo: RepoRef;
+  /** The issue or pull request number the reply goes to. */
+  issue: number;
+  actor: string;
+  /** URL of the comment, review or check run: the evidence of where. */
+  where: string;
+}
+
+type RunCommand = Exclude<CommentCommand, { kind: "run" } | { kind: "invalid" }>;
+
+/**
+ * Turns people's answers into engine events: approvals (from comments, reviews and check-run
+ * buttons, checked against the approvers), and `/cancel`, `/retry`, `/resolve`, `/clustercode
+ * status` (checked for write access). Anyone not allowed, or an answer the engine refuses, gets
+ * a reply saying why.
+ */
+export class Answers {
+  constructor(private readonly deps: { store: Store; runtime: Runtime; now: () => number }) {}
+
+  /** Handles a run command typed on an issue (or a pull request, `pull` true). */
+  async onCommand(speaker: Speaker, command: RunCommand, pull: boolean): Promise<void> {
+    const runs = pull
+      ? await this.#runsOfPull(speaker)
+      : await runsOfIssue(this.deps.store, fullName(speaker.repo), speaker.issue);
+    const run = pickRun(runs, command);
+    if (run === undefined) {
+      await reply(
+        speaker.gh,
+        speaker.repo,
+        speaker.issue,
+        `@${speaker.actor} there is no ClusterCode run here that \`/${command.kind}\` applies to.`,
+      );
+      return;
+    }
+    if (command.kind === "approve" || command.kind === "reject") {
+      await this.answerApproval(
+        speaker,
+        run.stored.runId,
+        command.kind === "approve" ? "approved" : "rejected",
+        command.note,
+      );
+      return;
+    }
+    const permission = await mayWrite(speaker.gh, speaker.repo, speaker.actor);
+    if (!permission.ok) {
+      await reply(
+        speaker.gh,
+        speaker.repo,
+        speaker.issue,
+        `ClusterCode did not act on \`/${command.kind}\`: ${permission.why}`,
+      );
+      return;
+    }
+    if (command.kind === "status") {
+      const { state } = run.document;
+      const where = state.active === undefined ? "" : ` at **${state.active.node}**`;
+      await reply(
+        speaker.gh,
+        speaker.repo,
+        speaker.issue,
+        `ClusterCode run \`${run.stored.runId}\` of ${run.stored.workflow}: **${state.status}**${where}${state.reason === undefined ? "" : ` (${state.reason})`}.`,
+      );
+      return;
+    }
+    const at = this.deps.now();
+    const event: RunEvent =
+      command.kind === "cancel"
+        ? {
+            type: "run.cancel",
+            actor: speaker.actor,
+            at,
+            ...(command.note === undefined
+              ? {}
+              : { reason: `cancelled by ${speaker.actor}: ${command.note}` }),
+          }
+        : command.kind === "retry"
+          ? { type: "run.retry", actor: speaker.actor, at }
+          : {
+              type: "run.resolve",
+              outcome: command.outcome,
+              actor: speaker.actor,
+              at,
+              ...(command.note === undefined ? {} : { note: command.note }),
+            };
+    await this.#deliver(speaker, run.stored.runId, event);
+  }
+
+  /** The issue a run belongs to (from its branch), where replies about it go. */
+  async issueOf(runId: string): Promise<number | undefined> {
+    const stored = await this.deps.store.getRun(runId);
+    if (stored === undefined) return undefined;
+    return parseRunBranch((stored.snapshot as RunDocument).definition.branch)?.issue;
+  }
+
+  /** Answers the approval `runId` waits on, if `speaker` may. */
+  async answerApproval(
+    speaker: Speaker,
+    runId: string,
+    decision: "approved" | "rejected",
+    note: string | undefined,
+  ): Promise<void> {
+    const stored = await this.deps.store.getRun(runId);
+    if (stored === undefined) return;
+    const { definition, state } = stored.snapshot as RunDocument;
+    if (state.awaiting?.kind !== "approval") {
+      await reply(
+        speaker.gh,
+        speaker.repo,
+        speaker.issue,
+        `@${speaker.actor} run \`${runId}\` is not waiting for an approval (it is ${state.status}).`,
+      );
+      return;
+    }
+    const node = definition.workflow.nodes[state.awaiting.node];
+    const approvers =
+      (node?.kind === "approval" ? node.approvers : undefined) ?? definition.workflow.approvers;
+    const permission = await mayApprove(speaker.gh, speaker.repo, speaker.actor, approvers);
+    if (!permission.ok) {
+      await reply(
+        speaker.gh,
+        speaker.repo,
+        speaker.issue,
+        `ClusterCode did not accept this answer: ${permission.why}`,
+      );
+      return;
+    }
+    await this.#deliver(speaker, runId, {
+      type: "approval.answer",
+      decision,
+      actor: speaker.actor,
+      node: state.awaiting.node,
+      where: speaker.where,
+      at: this.deps.now(),
+      ...(note === undefined ? {} : { note }),
+    });
+  }
+
+  async #deliver(speaker: Speaker, runId: string, event: RunEvent): Promise<void> {
+    const delivery = await this.deps.runtime.deliver(runId, event);
+    if (!delivery.applied) {
+      await reply(
+        speaker.gh,
+        speaker.repo,
+        speaker.issue,
+        `ClusterCode did not apply this to run \`${runId}\`: ${delivery.refused}.`,
+      );
+    }
+  }
+
+  async #runsOfPull(speaker: Speaker): Promise<IndexedRun[]> {
+    const { data } = await callGitHub(`read pull request #${speaker.issue}`, () =>
+      speaker.gh.request("GET /repos/{owner}/{repo}/pulls/{pull_number}", {
+        owner: speaker.repo.owner,
+        repo: speaker.repo.repo,
+        pull_number: speaker.issue,
+      }),
+    );
+    const parsed = parseRunBranch(data.head.ref);
+    if (parsed === undefined) return [];
+    const runs = await runsOfIssue(this.deps.store, fullName(speaker.repo), parsed.issue);
+    return runs.filter((run) => run.stored.runId === parsed.runId);
+  }
+}
+
+/** The run a command is about: the newest one in the state the command applies to. */
+function pickRun(runs: IndexedRun[], command: RunCommand): IndexedRun | undefined {
+  const awaiting = (kind: string) => runs.find((run) => run.document.state.awaiting?.kind === kind);
+  switch (command.kind) {
+    case "approve":
+    case "reject":
+      return awaiting("approval") ?? runs.find((run) => isActive(run.stored.status)) ?? runs[0];
+    case "resolve":
+      return awaiting("lost") ?? runs[0];
+    case "retry":
+      return runs.find((run) => run.stored.status === "failed") ?? runs[0];
+    case "cancel":
+      return runs.find((run) => isActive(run.stored.status)) ?? runs[0];
+    case "status":
+      return runs[0];
+  }
+}

@@ -1,0 +1,233 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import { DevBoxHub } from "../devbox/hub.js";
+import { LocalExecutor } from "../devbox/local-executor.js";
+import { DevBoxEffects } from "../runtime/effects.js";
+import { judgeFromEnv } from "../runtime/judge.js";
+import { Runtime } from "../runtime/runtime.js";
+import { TimerPump } from "../runtime/timer-pump.js";
+import { openStore } from "../store/embedded.js";
+import type { DeliveryRecord, Store } from "../store/store.js";
+import { Admission } from "./admission.js";
+import { Answers } from "./answers.js";
+import { TokenScrubbingExecutor } from "./clone-source.js";
+import type { GitHubAuth } from "./github.js";
+import { DeliveryIntake } from "./intake.js";
+import { Installations } from "./installations.js";
+import { RedeliveryReconciler } from "./redelivery.js";
+import { recoverRuns, settleTransition } from "./recovery.js";
+import { routeDelivery } from "./router.js";
+import { Schedules } from "./schedules.js";
+import type { AppServices } from "./services.js";
+import { RunStarter } from "./starter.js";
+import { Surfaces } from "./surfaces.js";
+
+/** Where the app logs what it cannot hand to anyone. */
+export interface AppLog {
+  error(message: string, error: unknown): void;
+}
+
+/** How an {@link AppHost} is opened. */
+export interface AppHostOptions {
+  /** The embedded store and the DevBoxes' checkouts live here. */
+  stateDir: string;
+  env: NodeJS.ProcessEnv;
+  log: AppLog;
+  now?: () => number;
+  /**
+   * What a DevBox clones for `repo` (owner/name) given a fresh installation token. Default
+   * `https://x-access-token:<token>@<GHE_HOST or github.com>/<repo>.git`. Tests point it at a
+   * local repository.
+   */
+  cloneUrl?: (repo: string, token: string) => string;
+  /** The `clustercode` CLI DevBoxes run; default the built one. */
+  cliPath?: string;
+}
+
+/**
+ * The GitHub App's process: the embedded store (or DynamoDB), the internal DevBox API, local
+ * DevBoxes, the runtime and timer pump (as the CLI's LocalHost), plus webhook intake, run
+ * starts, answers, surfaces, schedules and the redelivery reconciler.
+ */
+export class AppHost {
+  #auth: GitHubAuth | undefined;
+
+  private constructor(
+    readonly store: Store,
+    readonly runtime: Runtime,
+    readonly intake: DeliveryIntake,
+    readonly surfaces: Surfaces,
+    readonly schedules: Schedules,
+    readonly redelivery: RedeliveryReconciler,
+    readonly services: AppServices,
+    private readonly effects: DevBoxEffects,
+    private readonly pump: TimerPump,
+    private readonly closers: (() => Promise<void>)[],
+    private readonly now: () => number,
+  ) {}
+
+  /** Opens the store, starts the hub, and wires the app's parts together (no timers yet). */
+  static async open(options: AppHostOptions): Promise<AppHost> {
+    const now = options.now ?? Date.now;
+    const { env, log } = options;
+    const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+    const opened = await openStore({ stateDir: options.stateDir, env });
+    const store = opened.store;
+    const local = new LocalExecutor({
+      stateDir: options.stateDir,
+      env,
+      ...(options.cliPath === undefined ? {} : { cliPath: options.cliPath }),
+    });
+    await local.reap();
+    const executor = new TokenScrubbingExecutor(local);
+    const box: { host?: AppHost } = {};
+    const auth = (): GitHubAuth => {
+      if (box.host === undefined) throw new Error("programmer error: the host is still opening");
+      return box.host.githubAuth();
+    };
+    const installations = new Installations(auth);
+    const hub = new DevBoxHub({
+      onEvent: (event) => effects.onHubEvent(event),
+      onError: (error) => log.error("DevBox hub", error),
+    });
+    await hub.listen();
+    const ghHost = env.GHE_HOST ?? "github.com";
+    const cloneUrl =
+      options.cloneUrl ??
+      ((repo: string, token: string) => `https://x-access-token:${token}@${ghHost}/${repo}.git`);
+    const effects: DevBoxEffects = new DevBoxEffects({
+      store,
+      hub,
+      executor,
+      judge: judgeFromEnv(env),
+      source: {
+        env,
+        // The token is minted at claim time and travels only to the executor's clone.
+        repositoryOf: async (runId) => {
+          const repo = (await store.getRun(runId))?.repo ?? "";
+          return cloneUrl(repo, await installations.token(repo));
+        },
+      },
+      deliver: (runId, event) =>
+        void runtime
+          .deliver(runId, event)
+          .catch((error: unknown) => log.error(`run ${runId}`, error)),
+      now,
+    });
+    const runtime: Runtime = new Runtime({
+      store,
+      performer: effects,
+      now,
+      onTransition: (run) => settleTransition(run, { store, surfaces, admission, log }),
+    });
+    const admission = new Admission({ store, runtime, now, holder });
+    const surfaces = new Surfaces({
+      store,
+      installations,
+      admission,
+      onError: (error, runId) => log.error(`surfaces of run ${runId}`, error),
+    });
+    const starter = new RunStarter({
+      store,
+      runtime,
+      admission,
+      now,
+      onCreated: (runId) => surfaces.request(runId),
+    });
+    const answers = new Answers({ store, runtime, now });
+    const onError = (error: unknown) => log.error("background task", error);
+    const schedules = new Schedules({ store, starter, installations, holder, now, onError });
+    const services: AppServices = { starter, answers, schedules, installations };
+    const intake = new DeliveryIntake({
+      store,
+      now,
+      handle: (delivery) => opened_(box).handle(delivery),
+      onError: (error, delivery) =>
+        log.error(`delivery ${delivery.deliveryId} (${delivery.event})`, error),
+    });
+    const redelivery = new RedeliveryReconciler({ store, auth, holder, now, onError });
+    const pump = new TimerPump({ store, runtime, now, onError });
+    const closers = [() => executor.stopAll(), () => hub.close(), () => opened.close()];
+    box.host = new AppHost(
+      store,
+      runtime,
+      intake,
+      surfaces,
+      schedules,
+      redelivery,
+      services,
+      effects,
+      pump,
+      closers,
+      now,
+    );
+    return box.host;
+  }
+
+  /** Gives the host its GitHub clients (Probot's, once the app is loaded). */
+  useAuth(auth: GitHubAuth): void {
+    this.#auth = auth;
+  }
+
+  /** The GitHub clients; a programmer error before {@link useAuth}. */
+  githubAuth(): GitHubAuth {
+    if (this.#auth === undefined)
+      throw new Error("programmer error: the app has not attached GitHub auth");
+    return this.#auth;
+  }
+
+  /** Processes one recorded delivery with its installation's client. */
+  async handle(delivery: DeliveryRecord): Promise<void> {
+    const payload = delivery.payload as {
+      installation?: { id: number };
+      repository?: { full_name: string };
+    };
+    const id = payload.installation?.id;
+    if (id === undefined || this.#auth === undefined) return;
+    if (payload.repository !== undefined)
+      this.services.installations.remember(payload.repository.full_name, id);
+    const gh = await this.#auth.installation(id);
+    await routeDelivery(delivery, { gh, deliveryId: delivery.deliveryId, services: this.services });
+  }
+
+  /** Starts the periodic parts: timers, the delivery sweep, schedules, redelivery. */
+  start(): void {
+    this.pump.start();
+    this.intake.start();
+    this.schedules.start();
+    this.redelivery.start();
+  }
+
+  /** Picks up active runs a previous process left (outboxes, lost DevBoxes, surfaces). */
+  async recover(): Promise<void> {
+    await recoverRuns({
+      store: this.store,
+      runtime: this.runtime,
+      effects: this.effects,
+      surfaces: this.surfaces,
+      now: this.now,
+    });
+  }
+
+  /** Waits until deliveries, runs and surface syncs in flight are done. */
+  async idle(): Promise<void> {
+    await this.intake.idle();
+    await this.runtime.idle();
+    await this.surfaces.idle();
+  }
+
+  /** Stops everything this host started. */
+  async close(): Promise<void> {
+    await this.pump.stop();
+    this.intake.stop();
+    this.schedules.stop();
+    this.redelivery.stop();
+    await this.idle();
+    for (const close of this.closers) await close();
+  }
+}
+
+function opened_(box: { host?: AppHost }): AppHost {
+  if (box.host === undefined) throw new Error("programmer error: the host is still opening");
+  return box.host;
+}

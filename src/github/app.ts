@@ -1,0 +1,25 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ApplicationFunction } from "probot";
+import type { AppHost } from "./app-host.js";
+
+/** `GET /healthz`: 200 while the process serves (the container's health check). */
+export function healthz(req: IncomingMessage, res: ServerResponse): boolean {
+  if (req.method !== "GET" || req.url?.split("?")[0] !== "/healthz") return false;
+  res.writeHead(200, { "content-type": "text/plain" });
+  res.end("ok\n");
+  return true;
+}
+
+/**
+ * The Probot app: every verified delivery is recorded in the store before Probot acknowledges
+ * it, and processed from there (see DeliveryIntake); nothing else happens in the handler.
+ */
+export function clusterCodeApp(host: AppHost): ApplicationFunction {
+  return (app, { addHandler }) => {
+    host.useAuth({ installation: (id) => app.auth(id), app: () => app.auth() });
+    addHandler(healthz);
+    app.onAny(async (context) => {
+      await host.intake.record(context.id, context.name, context.payload);
+    });
+  };
+}

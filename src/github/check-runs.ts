@@ -1,0 +1,85 @@
+import { callGitHub } from "./errors.js";
+import type { GitHub, RepoRef } from "./github.js";
+import type { CheckRunSpec } from "./render-checks.js";
+
+/** What a run's check runs look like on GitHub, as far as this process knows. */
+export interface CheckRunMemo {
+  /** external id (or `externalId@sha` for the run check) → check run id and last sent digest. */
+  ids: Map<string, { id: number; digest: string; url: string }>;
+  /** Head SHAs whose check runs were listed already. */
+  listed: Set<string>;
+}
+
+/** A new, empty memo. */
+export function newCheckRunMemo(): CheckRunMemo {
+  return { ids: new Map(), listed: new Set() };
+}
+
+/**
+ * Creates or updates the check run `spec` on `headSha`, found by its external id (from the
+ * memo, else from one listing of the commit's check runs), and skips the call when nothing
+ * changed. Returns its HTML URL.
+ */
+export async function upsertCheckRun(
+  gh: GitHub,
+  repo: RepoRef,
+  memo: CheckRunMemo,
+  spec: CheckRunSpec,
+  headSha: string,
+): Promise<string> {
+  const key = checkKey(spec.externalId, headSha);
+  const digest = JSON.stringify(spec);
+  if (!memo.ids.has(key) && !memo.listed.has(headSha)) {
+    memo.listed.add(headSha);
+    const { data } = await callGitHub(`list check runs of ${headSha}`, () =>
+      gh.request("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", {
+        owner: repo.owner,
+        repo: repo.repo,
+        ref: headSha,
+        per_page: 100,
+      }),
+    );
+    for (const run of data.check_runs) {
+      if (run.external_id === null || run.external_id === "") continue;
+      const found = checkKey(run.external_id, headSha);
+      if (!memo.ids.has(found)) {
+        memo.ids.set(found, { id: Number(run.id), digest: "", url: run.html_url ?? "" });
+      }
+    }
+  }
+  const known = memo.ids.get(key);
+  if (known?.digest === digest) return known.url;
+  const body = {
+    owner: repo.owner,
+    repo: repo.repo,
+    name: spec.name,
+    external_id: spec.externalId,
+    status: spec.status,
+    ...(spec.conclusion === undefined ? {} : { conclusion: spec.conclusion }),
+    output: { title: spec.title, summary: spec.summary },
+    ...(spec.actions === undefined ? {} : { actions: spec.actions }),
+  };
+  if (known === undefined) {
+    const { data } = await callGitHub(`create check run ${spec.name}`, () =>
+      gh.request("POST /repos/{owner}/{repo}/check-runs", { ...body, head_sha: headSha }),
+    );
+    memo.ids.set(key, { id: Number(data.id), digest, url: data.html_url ?? "" });
+    return data.html_url ?? "";
+  }
+  await callGitHub(`update check run ${spec.name}`, () =>
+    gh.request("PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}", {
+      ...body,
+      check_run_id: known.id,
+    }),
+  );
+  memo.ids.set(key, { ...known, digest });
+  return known.url;
+}
+
+/**
+ * How the memo keys a check run: a node's check run keeps one id for the run (it is created
+ * once), the run's own check run has one per head SHA (it follows the branch head).
+ */
+function checkKey(externalId: string, headSha: string): string {
+  return externalId.includes("/") ? externalId : `${externalId}@${headSha}`;
+}

@@ -1,0 +1,63 @@
+/** A command a person typed at the start of a comment line. */
+export type CommentCommand =
+  | { kind: "run"; workflow?: string }
+  | { kind: "status" }
+  | { kind: "approve"; note?: string }
+  | { kind: "reject"; note?: string }
+  | { kind: "cancel"; note?: string }
+  | { kind: "retry" }
+  | { kind: "resolve"; outcome: "succeeded" | "failed"; note?: string }
+  | { kind: "invalid"; message: string };
+
+const LINE = /^\/(clustercode|approve|reject|cancel|retry|resolve)\b[ \t]*(.*)$/;
+
+/**
+ * The first command in a comment body, read from the first line that starts with `/`
+ * followed by a known word; undefined when the comment holds none. Quoted lines (`> /approve`)
+ * and code blocks do not count.
+ */
+export function parseCommand(body: string): CommentCommand | undefined {
+  let fenced = false;
+  for (const raw of body.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (line.startsWith("```")) fenced = !fenced;
+    if (fenced) continue;
+    const match = LINE.exec(line);
+    if (match === null) continue;
+    return commandOf(match[1] ?? "", (match[2] ?? "").trim());
+  }
+  return undefined;
+}
+
+function commandOf(word: string, rest: string): CommentCommand {
+  const note = rest === "" ? {} : { note: rest };
+  switch (word) {
+    case "approve":
+      return { kind: "approve", ...note };
+    case "reject":
+      return { kind: "reject", ...note };
+    case "cancel":
+      return { kind: "cancel", ...note };
+    case "retry":
+      return { kind: "retry" };
+    case "resolve": {
+      const [outcome, ...more] = rest.split(/\s+/);
+      if (outcome !== "succeeded" && outcome !== "failed") {
+        return { kind: "invalid", message: "usage: `/resolve succeeded|failed [note]`" };
+      }
+      const text = more.join(" ");
+      return { kind: "resolve", outcome, ...(text === "" ? {} : { note: text }) };
+    }
+    default: {
+      const [sub, name, ...extra] = rest.split(/\s+/).filter((part) => part !== "");
+      if (sub === "status" && name === undefined) return { kind: "status" };
+      if (sub === "run" && extra.length === 0) {
+        return name === undefined ? { kind: "run" } : { kind: "run", workflow: name };
+      }
+      return {
+        kind: "invalid",
+        message: "usage: `/clustercode run [workflow]` or `/clustercode status`",
+      };
+    }
+  }
+}

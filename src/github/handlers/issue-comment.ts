@@ -1,0 +1,51 @@
+import { parseCommand } from "../commands.js";
+import { repoOf } from "../github.js";
+import { reply } from "../replies.js";
+import type { HandlerContext, RepositoryPayload } from "../services.js";
+
+/** The fields of an `issue_comment` event the app reads. */
+export interface IssueCommentPayload extends RepositoryPayload {
+  action: string;
+  issue: { number: number; title: string; body?: string | null; pull_request?: unknown };
+  comment: { body: string; html_url: string; user: { login: string; type: string } };
+}
+
+/**
+ * `issue_comment.created` from a human: `/clustercode run|status`, `/approve`, `/reject`,
+ * `/cancel`, `/retry`, `/resolve`. Edits, deletions and bots' comments never count.
+ */
+export async function onIssueComment(
+  payload: IssueCommentPayload,
+  ctx: HandlerContext,
+): Promise<void> {
+  if (payload.action !== "created" || payload.sender.type !== "User") return;
+  const command = parseCommand(payload.comment.body);
+  if (command === undefined) return;
+  const repo = repoOf(payload);
+  const { issue } = payload;
+  if (command.kind === "invalid") {
+    await reply(ctx.gh, repo, issue.number, `@${payload.sender.login} ${command.message}`);
+  } else if (command.kind === "run") {
+    await ctx.services.starter.trigger({
+      gh: ctx.gh,
+      repo,
+      issue: { number: issue.number, title: issue.title, body: issue.body },
+      actor: payload.sender.login,
+      key: ctx.deliveryId,
+      select:
+        command.workflow === undefined
+          ? { by: "command" }
+          : { by: "command", workflow: command.workflow },
+      checkActor: true,
+    });
+  } else {
+    const speaker = {
+      gh: ctx.gh,
+      repo,
+      issue: issue.number,
+      actor: payload.sender.login,
+      where: payload.comment.html_url,
+    };
+    await ctx.services.answers.onCommand(speaker, command, issue.pull_request !== undefined);
+  }
+}

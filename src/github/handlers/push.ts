@@ -1,0 +1,33 @@
+import { repoOf } from "../github.js";
+import type { HandlerContext, RepositoryPayload } from "../services.js";
+import { publishValidation } from "../validation-check.js";
+import { isWorkflowPath, readWorkflows } from "../workflow-source.js";
+
+/** The fields of a `push` event the app reads. */
+export interface PushPayload extends RepositoryPayload {
+  ref: string;
+  after: string;
+  deleted?: boolean;
+  commits: { added?: string[]; modified?: string[]; removed?: string[] }[];
+}
+
+/**
+ * `push` to the default branch touching `.clustercode/`: validate the workflow files it
+ * changed, and register the schedules again from the new default branch.
+ */
+export async function onPush(payload: PushPayload, ctx: HandlerContext): Promise<void> {
+  const repo = repoOf(payload);
+  if (payload.ref !== `refs/heads/${repo.defaultBranch}` || payload.deleted === true) return;
+  const touched = new Set<string>();
+  let removed = false;
+  for (const commit of payload.commits) {
+    for (const path of [...(commit.added ?? []), ...(commit.modified ?? [])]) {
+      if (path.startsWith(".clustercode/")) touched.add(path);
+    }
+    if ((commit.removed ?? []).some((path) => path.startsWith(".clustercode/"))) removed = true;
+  }
+  if (touched.size === 0 && !removed) return;
+  const paths = [...touched].filter(isWorkflowPath);
+  if (paths.length > 0) await publishValidation(ctx.gh, repo, payload.after, paths);
+  ctx.services.schedules.register(repo, await readWorkflows(ctx.gh, repo));
+}

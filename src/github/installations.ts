@@ -1,0 +1,41 @@
+import { callGitHub } from "./errors.js";
+import { splitFullName, type GitHub, type GitHubAuth } from "./github.js";
+
+/**
+ * Finds the installation client for a repository: remembered from the deliveries this process
+ * saw, otherwise looked up once with the app's JWT (after a restart).
+ */
+export class Installations {
+  readonly #byRepo = new Map<string, number>();
+
+  constructor(private readonly auth: () => GitHubAuth) {}
+
+  /** Notes that `repo` (owner/name) is served by installation `id`. */
+  remember(repo: string, id: number): void {
+    this.#byRepo.set(repo, id);
+  }
+
+  /** An Octokit for `repo` (owner/name), authenticated as its installation. */
+  async client(repo: string): Promise<GitHub> {
+    return this.auth().installation(await this.idOf(repo));
+  }
+
+  /** The installation id serving `repo`. */
+  async idOf(repo: string): Promise<number> {
+    const known = this.#byRepo.get(repo);
+    if (known !== undefined) return known;
+    const app = await this.auth().app();
+    const { data } = await callGitHub(`installation of ${repo}`, () =>
+      app.request("GET /repos/{owner}/{repo}/installation", splitFullName(repo)),
+    );
+    this.#byRepo.set(repo, data.id);
+    return data.id;
+  }
+
+  /** A fresh installation access token for `repo`, for a DevBox's clone and pushes. */
+  async token(repo: string): Promise<string> {
+    const gh = await this.client(repo);
+    const auth = (await gh.auth({ type: "installation" })) as { token: string };
+    return auth.token;
+  }
+}

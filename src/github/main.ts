@@ -1,0 +1,30 @@
+import { resolve } from "node:path";
+import { run } from "probot";
+import { clusterCodeApp } from "./app.js";
+import { AppHost } from "./app-host.js";
+
+/**
+ * `npm start`: without APP_ID and PRIVATE_KEY, Probot's setup page registers the app from
+ * `app.yml`; with them (and WEBHOOK_SECRET, optional GHE_HOST) it serves webhooks on the
+ * embedded store in CLUSTERCODE_STATE_DIR (default `.clustercode-state`) with local DevBoxes.
+ */
+const server = await run(async (app, options) => {
+  const host = await AppHost.open({
+    stateDir: resolve(process.env.CLUSTERCODE_STATE_DIR ?? ".clustercode-state"),
+    env: process.env,
+    log: { error: (message, error) => app.log.error({ err: error }, message) },
+  });
+  await clusterCodeApp(host)(app, options);
+  await host.recover();
+  host.start();
+  process.once("SIGTERM", () => {
+    void host.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        app.log.error({ err: error }, "closing");
+        process.exit(1);
+      },
+    );
+  });
+});
+void server;

@@ -1,0 +1,213 @@
+import { createHash } from "node:crypto";
+import { resolveEngines } from "../agents/engines.js";
+import type { RunDefinition } from "../engine/model.js";
+import { createSnapshot } from "../engine/step.js";
+import type { RunDocument, Runtime } from "../runtime/runtime.js";
+import type { Store } from "../store/store.js";
+import type { Workflow } from "../workflow/workflow.schema.js";
+import type { Admission } from "./admission.js";
+import { buildBrief } from "./brief.js";
+import { callGitHub, isNotFound } from "./errors.js";
+import { fullName, type GitHub, type RepoRef } from "./github.js";
+import { mayWrite } from "./permissions.js";
+import { reply } from "./replies.js";
+import { isActive, runBranch, runsOfIssue } from "./run-index.js";
+import { readWorkflows, WORKFLOW_FILE, type WorkflowFile } from "./workflow-source.js";
+
+/** Which workflows a trigger asks for. */
+export type Selector =
+  | { by: "label"; label: string }
+  | { by: "command"; workflow?: string }
+  | { by: "schedule"; workflow: string };
+
+/** One request to start runs on an issue. */
+export interface TriggerRequest {
+  gh: GitHub;
+  repo: RepoRef;
+  issue: { number: number; title: string; body: string | null | undefined };
+  actor: string;
+  /** Unique per trigger (a delivery id, a schedule firing): the run id derives from it. */
+  key: string;
+  select: Selector;
+  /** Whether the actor's write access must be checked (not for schedules). */
+  checkActor: boolean;
+  /** Brief override (a schedule's `brief`). */
+  brief?: string;
+}
+
+/**
+ * A run definition with the workflow file it pins (path and blob SHA on the default branch).
+ * The runtime stores the definition as given, so the pin travels with the run.
+ */
+export interface PinnedDefinition extends RunDefinition {
+  source: { path: string; blobSha: string };
+}
+
+/** Told when a run was created, so its surfaces appear (the status comment of a queued run). */
+export type OnCreated = (runId: string) => void;
+
+/**
+ * Turns a trigger into runs: checks the actor, reads the workflows from the default branch,
+ * keeps one active run per issue and workflow, removes the trigger label, and creates each run,
+ * started or queued by admission. The run id derives from the trigger key, so a duplicated
+ * delivery finds its run already created and starts nothing twice.
+ */
+export class RunStarter {
+  constructor(
+    private readonly deps: {
+      store: Store;
+      runtime: Runtime;
+      admission: Admission;
+      now: () => number;
+      onCreated: OnCreated;
+    },
+  ) {}
+
+  /** Starts (or queues) the runs a trigger asks for; returns their ids. */
+  async trigger(request: TriggerRequest): Promise<string[]> {
+    const { gh, repo, issue, actor } = request;
+    if (request.checkActor) {
+      const permission = await mayWrite(gh, repo, actor);
+      if (!permission.ok) {
+        await reply(gh, repo, issue.number, `ClusterCode did not start a run: ${permission.why}`);
+        return [];
+      }
+    }
+    const files = await readWorkflows(gh, repo);
+    const chosen = chooseWorkflows(files, request.select);
+    if (typeof chosen === "string") {
+      if (request.select.by !== "label") await reply(gh, repo, issue.number, chosen);
+      return [];
+    }
+    if (request.select.by === "label")
+      await removeLabel(gh, repo, issue.number, request.select.label);
+    const started: string[] = [];
+    for (const { file, workflow } of chosen) {
+      const runId = await this.#startOne(request, file, workflow);
+      if (runId !== undefined) started.push(runId);
+    }
+    return started;
+  }
+
+  async #startOne(request: TriggerRequest, file: WorkflowFile, workflow: Workflow) {
+    const { gh, repo, issue, actor } = request;
+    const repoName = fullName(repo);
+    const runId = `r${createHash("sha256").update(`${request.key}\n${workflow.name}`).digest("hex").slice(0, 12)}`;
+    const existing = await runsOfIssue(this.deps.store, repoName, issue.number);
+    if (existing.some((run) => run.stored.runId === runId)) return runId;
+    const busy = existing.find(
+      (run) => run.stored.workflow === workflow.name && isActive(run.stored.status),
+    );
+    if (busy !== undefined) {
+      await reply(
+        gh,
+        repo,
+        issue.number,
+        `ClusterCode: run \`${busy.stored.runId}\` of ${workflow.name} is still active on this issue; \`/cancel\` it first or wait for it to end.`,
+      );
+      return undefined;
+    }
+    const definition: PinnedDefinition = {
+      runId,
+      source: { path: file.path, blobSha: file.sha },
+      workflow,
+      baseBranch: repo.defaultBranch,
+      branch: runBranch(issue.number, runId),
+      brief: request.brief ?? buildBrief(issue.title, issue.body).text,
+      startedBy: actor,
+      engines: resolveEngines(workflow),
+    };
+    const now = this.deps.now();
+    const document: RunDocument = { definition, state: createSnapshot(definition, now) };
+    const created = await this.deps.store.createRun({
+      runId,
+      version: 1,
+      repo: repoName,
+      workflow: workflow.name,
+      status: "queued",
+      snapshot: document,
+      outbox: [],
+      createdAt: now,
+      updatedAt: now,
+    });
+    if (!created) return runId;
+    const counts = await this.deps.admission.counts(repoName, workflow.name);
+    const ahead = { ...counts, queued: counts.queued.filter((run) => run.runId !== runId) };
+    if (ahead.queued.length === 0 && this.deps.admission.admits(repoName, workflow, ahead)) {
+      await this.deps.runtime.deliver(runId, { type: "run.start", at: this.deps.now() });
+    } else {
+      this.deps.onCreated(runId);
+    }
+    return runId;
+  }
+}
+
+/** The valid workflows a selector picks, or why none (a reply for the person). */
+export function chooseWorkflows(
+  files: WorkflowFile[],
+  select: Selector,
+): { file: WorkflowFile; workflow: Workflow }[] | string {
+  const valid = files.flatMap((file) =>
+    file.parsed.ok ? [{ file, workflow: file.parsed.workflow }] : [],
+  );
+  if (select.by === "label") {
+    const hits = valid.filter(({ workflow }) => {
+      const labels = workflow.on.label;
+      return (
+        labels !== undefined && (Array.isArray(labels) ? labels : [labels]).includes(select.label)
+      );
+    });
+    return hits.length > 0 ? hits : `no workflow is triggered by the label ${select.label}`;
+  }
+  const name = select.by === "schedule" ? select.workflow : select.workflow;
+  if (name === undefined) {
+    const main =
+      valid.find(({ file }) => file.path === WORKFLOW_FILE) ??
+      (valid.length === 1 ? valid[0] : undefined);
+    if (main === undefined || main.workflow.on.command === false) {
+      return invalidOr(
+        files,
+        "ClusterCode: name the workflow to run: `/clustercode run <name>`" + listing(valid),
+      );
+    }
+    return [main];
+  }
+  const match = valid.find(({ workflow }) => workflow.name === name);
+  if (match === undefined)
+    return invalidOr(
+      files,
+      `ClusterCode: no valid workflow named \`${name}\` on the default branch.${listing(valid)}`,
+    );
+  if (select.by === "command" && match.workflow.on.command === false) {
+    return `ClusterCode: workflow \`${name}\` does not accept \`/clustercode run\` (on.command is false).`;
+  }
+  return [match];
+}
+
+function invalidOr(files: WorkflowFile[], message: string): string {
+  const broken = files.filter((file) => !file.parsed.ok).map((file) => `\`${file.path}\``);
+  return broken.length === 0
+    ? message
+    : `${message}\n\nThese workflow files do not validate: ${broken.join(", ")}.`;
+}
+
+function listing(valid: { workflow: Workflow }[]): string {
+  return valid.length === 0
+    ? ""
+    : ` Workflows: ${valid.map(({ workflow }) => `\`${workflow.name}\``).join(", ")}.`;
+}
+
+async function removeLabel(gh: GitHub, repo: RepoRef, issue: number, label: string): Promise<void> {
+  try {
+    await callGitHub(`remove label ${label}`, () =>
+      gh.request("DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}", {
+        owner: repo.owner,
+        repo: repo.repo,
+        issue_number: issue,
+        name: label,
+      }),
+    );
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
+}

@@ -1,0 +1,140 @@
+import type { EvidenceEntry } from "../engine/model.js";
+import type { RunDocument } from "../runtime/runtime.js";
+import type { Store } from "../store/store.js";
+import type { Admission } from "./admission.js";
+import { newCheckRunMemo, upsertCheckRun, type CheckRunMemo } from "./check-runs.js";
+import { createComment, findMarkedComments, updateComment } from "./comments.js";
+import { splitFullName, type GitHub, type RepoRef } from "./github.js";
+import type { Installations } from "./installations.js";
+import { ensurePullRequest, requestReviews, type PullRequestRef } from "./pull-requests.js";
+import { renderCheckRuns } from "./render-checks.js";
+import { renderStatusComment, statusMarker } from "./render-status.js";
+import { parseRunBranch } from "./run-index.js";
+
+/** What this process knows a run's surfaces look like, so a sync only sends what changed. */
+interface RunMemo {
+  comments?: Map<string, number>;
+  statusBody?: string;
+  pull?: PullRequestRef;
+  checks: CheckRunMemo;
+}
+
+/**
+ * Keeps a run's GitHub surfaces in step with its state: the status comment (found by its hidden
+ * marker, edited in place), the draft PR once the branch has commits, check runs (found by
+ * external id), and for a waiting approval, review requests and one comment mentioning the
+ * approvers. Syncs of one run are serialised and coalesced: a burst of transitions costs one
+ * sync of the latest state.
+ */
+export class Surfaces {
+  readonly #memos = new Map<string, RunMemo>();
+  readonly #running = new Map<string, Promise<void>>();
+  readonly #dirty = new Set<string>();
+
+  constructor(
+    private readonly deps: {
+      store: Store;
+      installations: Installations;
+      admission: Admission;
+      onError: (error: unknown, runId: string) => void;
+    },
+  ) {}
+
+  /** Asks for a sync of `runId`'s surfaces (soon, once, with its latest state). */
+  request(runId: string): void {
+    if (this.#running.has(runId)) {
+      this.#dirty.add(runId);
+      return;
+    }
+    const run = (async () => {
+      do {
+        this.#dirty.delete(runId);
+        try {
+          await this.sync(runId);
+        } catch (error) {
+          this.deps.onError(error, runId);
+        }
+      } while (this.#dirty.has(runId));
+    })().finally(() => this.#running.delete(runId));
+    this.#running.set(runId, run);
+  }
+
+  /** Waits until no sync is running or asked for. */
+  async idle(): Promise<void> {
+    while (this.#running.size > 0) await Promise.allSettled([...this.#running.values()]);
+  }
+
+  /** Brings every surface of `runId` up to date now. */
+  async sync(runId: string): Promise<void> {
+    const stored = await this.deps.store.getRun(runId);
+    if (stored === undefined) return;
+    const { definition, state } = stored.snapshot as RunDocument;
+    const parsed = parseRunBranch(definition.branch);
+    if (parsed === undefined) return;
+    const repo: RepoRef = { ...splitFullName(stored.repo), defaultBranch: definition.baseBranch };
+    const gh = await this.deps.installations.client(stored.repo);
+    const memo = this.#memos.get(runId) ?? { checks: newCheckRunMemo() };
+    this.#memos.set(runId, memo);
+    memo.comments ??= await findMarkedComments(gh, repo, parsed.issue);
+
+    if (state.branchPushed && memo.pull === undefined) {
+      const pull = await ensurePullRequest(gh, repo, state.branch, definition, parsed.issue);
+      if (pull !== undefined) memo.pull = pull;
+    }
+    let checkRunUrl: string | undefined;
+    if (state.lastSha !== undefined) {
+      const evidence = (await this.deps.store.listEvidence(runId)).map(
+        (record) => record.entry as EvidenceEntry,
+      );
+      for (const spec of renderCheckRuns(definition, state, evidence)) {
+        const url = await upsertCheckRun(gh, repo, memo.checks, spec, state.lastSha);
+        if (spec.externalId === runId) checkRunUrl = url;
+      }
+    }
+    if (state.awaiting?.kind === "approval" && state.active !== undefined) {
+      await this.#announceApproval(gh, repo, memo, { definition, state }, parsed.issue);
+    }
+    const queuePosition =
+      state.status === "queued"
+        ? await this.deps.admission.queuePosition(stored.repo, stored.workflow, runId)
+        : undefined;
+    const body = renderStatusComment(definition, state, {
+      ...(memo.pull === undefined ? {} : { pullRequestUrl: memo.pull.url }),
+      ...(checkRunUrl === undefined || checkRunUrl === "" ? {} : { checkRunUrl }),
+      ...(queuePosition === undefined ? {} : { queuePosition }),
+    });
+    if (body === memo.statusBody) return;
+    const marker = statusMarker(runId);
+    const commentId = memo.comments.get(marker);
+    if (commentId === undefined) {
+      memo.comments.set(marker, await createComment(gh, repo, parsed.issue, body));
+    } else {
+      await updateComment(gh, repo, commentId, body);
+    }
+    memo.statusBody = body;
+  }
+
+  async #announceApproval(
+    gh: GitHub,
+    repo: RepoRef,
+    memo: RunMemo,
+    { definition, state }: RunDocument,
+    issue: number,
+  ): Promise<void> {
+    const active = state.active;
+    if (active === undefined || memo.comments === undefined) return;
+    const marker = `<!-- clustercode:approval:${state.runId}/${active.visit} -->`;
+    if (memo.comments.has(marker)) return;
+    const node = definition.workflow.nodes[active.node];
+    const approvers =
+      (node?.kind === "approval" ? node.approvers : undefined) ??
+      definition.workflow.approvers ??
+      [];
+    if (memo.pull !== undefined) await requestReviews(gh, repo, memo.pull.number, approvers);
+    const who = approvers.length === 0 ? "anyone with write access" : approvers.join(" ");
+    const message =
+      node?.kind === "approval" && node.message !== undefined ? `\n\n${node.message}` : "";
+    const body = `${marker}\nClusterCode run \`${state.runId}\` waits for approval of **${active.node}** by ${who}.${message}\n\nAnswer with \`/approve [note]\` or \`/reject [reason]\`, a review of the pull request, or the check run's buttons.`;
+    memo.comments.set(marker, await createComment(gh, repo, issue, body));
+  }
+}

@@ -1,0 +1,304 @@
+import { createHash } from "node:crypto";
+import nock from "nock";
+import { checkRequest } from "./openapi.js";
+
+/** One request the app made to GitHub. */
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  body: Record<string, unknown>;
+}
+
+type Reply = [number, unknown];
+
+/** A check run as the fake keeps it: what the app sent, plus id and URL. */
+export interface CheckRun extends Record<string, unknown> {
+  id: number;
+  html_url: string;
+}
+
+function str(value: unknown): string {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+type Route = [string, RegExp, (match: string[], request: RecordedRequest) => Reply];
+
+const API = "https://api.github.com";
+
+/** Blob SHA of a text, as git computes it. */
+export function blobSha(text: string): string {
+  const bytes = Buffer.from(text, "utf8");
+  return createHash("sha1").update(`blob ${bytes.length}\0`).update(bytes).digest("hex");
+}
+
+/**
+ * GitHub's REST API as nock interceptors over a little in-memory state. Every request is
+ * recorded and checked against GitHub's OpenAPI description; a request no route knows, or a
+ * malformed body, lands in `problems` (and gets a 501), so a test fails on it.
+ */
+export class FakeGitHub {
+  readonly requests: RecordedRequest[] = [];
+  readonly problems: string[] = [];
+  /** Files by ref (branch name or SHA), then path. */
+  readonly files = new Map<string, Map<string, string>>();
+  readonly permissions = new Map<string, string>();
+  readonly teams = new Map<string, Set<string>>();
+  readonly comments: { id: number; issue: number; body: string; html_url: string }[] = [];
+  readonly checkRuns: CheckRun[] = [];
+  readonly pulls: {
+    number: number;
+    head: string;
+    base: string;
+    draft: boolean;
+    html_url: string;
+  }[] = [];
+  readonly pullFiles = new Map<number, { filename: string; status: string }[]>();
+  readonly deliveries: Record<string, unknown>[] = [];
+  #nextId = 1000;
+  readonly #routes: Route[] = [
+    [
+      "POST",
+      /^\/app\/installations\/(\d+)\/access_tokens$/,
+      () => [
+        201,
+        {
+          token: "ghs_faketoken",
+          expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+          permissions: {},
+          repository_selection: "all",
+        },
+      ],
+    ],
+    ["GET", /^\/repos\/[^/]+\/[^/]+\/installation$/, () => [200, { id: 1 }]],
+    [
+      "GET",
+      /^\/repos\/[^/]+\/[^/]+\/collaborators\/([^/]+)\/permission$/,
+      ([user = ""]) => {
+        const permission = this.permissions.get(user);
+        return permission === undefined
+          ? [404, { message: "Not Found" }]
+          : [200, { permission, role_name: permission, user: { login: user } }];
+      },
+    ],
+    [
+      "GET",
+      /^\/orgs\/([^/]+)\/teams\/([^/]+)\/memberships\/([^/]+)$/,
+      ([org, team, user = ""]) =>
+        this.teams.get(`${org}/${team}`)?.has(user)
+          ? [200, { state: "active", role: "member", url: "" }]
+          : [404, { message: "Not Found" }],
+    ],
+    [
+      "GET",
+      /^\/repos\/([^/]+)\/([^/]+)\/contents\/(.+)$/,
+      ([, , path = ""], request) => this.#contents(path, request.query.get("ref") ?? "main"),
+    ],
+    ["DELETE", /^\/repos\/[^/]+\/[^/]+\/issues\/\d+\/labels\/.+$/, () => [200, []]],
+    [
+      "GET",
+      /^\/repos\/[^/]+\/[^/]+\/issues\/(\d+)\/comments$/,
+      ([issue]) => [200, this.comments.filter((c) => c.issue === Number(issue))],
+    ],
+    [
+      "POST",
+      /^\/repos\/[^/]+\/[^/]+\/issues\/(\d+)\/comments$/,
+      ([issue], request) => {
+        const id = this.#nextId++;
+        const comment = {
+          id,
+          issue: Number(issue),
+          body: str(request.body.body),
+          html_url: `https://github.com/c/${id}`,
+        };
+        this.comments.push(comment);
+        return [201, comment];
+      },
+    ],
+    [
+      "PATCH",
+      /^\/repos\/[^/]+\/[^/]+\/issues\/comments\/(\d+)$/,
+      ([id], request) => {
+        const comment = this.comments.find((c) => c.id === Number(id));
+        if (comment === undefined) return [404, { message: "Not Found" }];
+        comment.body = str(request.body.body);
+        return [200, comment];
+      },
+    ],
+    ["POST", /^\/repos\/[^/]+\/[^/]+\/issues$/, () => [201, { number: this.#nextId++ }]],
+    [
+      "GET",
+      /^\/repos\/([^/]+)\/[^/]+\/pulls$/,
+      ([owner], request) => [
+        200,
+        this.pulls
+          .filter((p) => `${owner}:${p.head}` === request.query.get("head"))
+          .map((p) => this.#pull(p)),
+      ],
+    ],
+    [
+      "POST",
+      /^\/repos\/[^/]+\/[^/]+\/pulls$/,
+      (_, request) => {
+        const pull = {
+          number: this.#nextId++,
+          head: String(request.body.head),
+          base: String(request.body.base),
+          draft: request.body.draft === true,
+          html_url: "",
+        };
+        pull.html_url = `https://github.com/pull/${pull.number}`;
+        this.pulls.push(pull);
+        return [201, this.#pull(pull)];
+      },
+    ],
+    [
+      "GET",
+      /^\/repos\/[^/]+\/[^/]+\/pulls\/(\d+)\/files$/,
+      ([n]) => [
+        200,
+        (this.pullFiles.get(Number(n)) ?? []).map((f) => ({
+          ...f,
+          sha: "0",
+          additions: 1,
+          deletions: 0,
+          changes: 1,
+          blob_url: "",
+          raw_url: "",
+          contents_url: "",
+        })),
+      ],
+    ],
+    [
+      "GET",
+      /^\/repos\/[^/]+\/[^/]+\/pulls\/(\d+)$/,
+      ([n]) => {
+        const pull = this.pulls.find((p) => p.number === Number(n));
+        return pull === undefined ? [404, { message: "Not Found" }] : [200, this.#pull(pull)];
+      },
+    ],
+    ["POST", /^\/repos\/[^/]+\/[^/]+\/pulls\/\d+\/requested_reviewers$/, () => [201, {}]],
+    [
+      "GET",
+      /^\/repos\/[^/]+\/[^/]+\/commits\/([^/]+)\/check-runs$/,
+      ([sha]) => {
+        const runs = this.checkRuns.filter((run) => run.head_sha === sha);
+        return [200, { total_count: runs.length, check_runs: runs }];
+      },
+    ],
+    [
+      "POST",
+      /^\/repos\/[^/]+\/[^/]+\/check-runs$/,
+      (_, request) => {
+        const id = this.#nextId++;
+        const run: CheckRun = { ...request.body, id, html_url: `https://github.com/checks/${id}` };
+        this.checkRuns.push(run);
+        return [201, run];
+      },
+    ],
+    [
+      "PATCH",
+      /^\/repos\/[^/]+\/[^/]+\/check-runs\/(\d+)$/,
+      ([id], request) => {
+        const run = this.checkRuns.find((r) => r.id === Number(id));
+        if (run === undefined) return [404, { message: "Not Found" }];
+        Object.assign(run, request.body);
+        return [200, run];
+      },
+    ],
+    ["GET", /^\/app\/hook\/deliveries$/, () => [200, this.deliveries]],
+    ["POST", /^\/app\/hook\/deliveries\/\d+\/attempts$/, () => [202, {}]],
+  ];
+
+  /** Intercepts api.github.com; everything else but 127.0.0.1 is refused. */
+  install(): void {
+    nock.disableNetConnect();
+    nock.enableNetConnect("127.0.0.1");
+    const handle = (method: string) => (uri: string, body: unknown) =>
+      this.#handle(method, uri, body);
+    const scope = nock(API).persist();
+    scope.get(/.*/).reply(handle("GET"));
+    scope.post(/.*/).reply(handle("POST"));
+    scope.patch(/.*/).reply(handle("PATCH"));
+    scope.delete(/.*/).reply(handle("DELETE"));
+    scope.put(/.*/).reply(handle("PUT"));
+  }
+
+  /** Removes the interceptors. */
+  uninstall(): void {
+    nock.cleanAll();
+    nock.enableNetConnect();
+  }
+
+  /** Requests matching a method and a path pattern. */
+  calls(method: string, path: RegExp): RecordedRequest[] {
+    return this.requests.filter((r) => r.method === method && path.test(r.path));
+  }
+
+  /** Puts a file on a ref. */
+  setFile(ref: string, path: string, text: string): void {
+    const files = this.files.get(ref) ?? new Map<string, string>();
+    files.set(path, text);
+    this.files.set(ref, files);
+  }
+
+  #handle(method: string, uri: string, body: unknown): Reply {
+    const url = new URL(uri, API);
+    const parsed: unknown = typeof body === "string" && body !== "" ? JSON.parse(body) : body;
+    const record =
+      typeof parsed === "object" && parsed !== null ? (parsed as Record<string, unknown>) : {};
+    const request: RecordedRequest = {
+      method,
+      path: decodeURIComponent(url.pathname),
+      query: url.searchParams,
+      body: record,
+    };
+    this.requests.push(request);
+    this.problems.push(...checkRequest(method, url.pathname, parsed === "" ? undefined : parsed));
+    for (const [routeMethod, pattern, reply] of this.#routes) {
+      const match = routeMethod === method ? pattern.exec(request.path) : null;
+      if (match !== null) return reply(match.slice(1), request);
+    }
+    this.problems.push(`no fake route for ${method} ${url.pathname}`);
+    return [501, { message: "not faked" }];
+  }
+
+  #contents(path: string, ref: string): Reply {
+    const files = this.files.get(ref) ?? new Map<string, string>();
+    const text = files.get(path);
+    if (text !== undefined) {
+      return [
+        200,
+        {
+          type: "file",
+          path,
+          name: path.split("/").pop(),
+          sha: blobSha(text),
+          size: text.length,
+          encoding: "base64",
+          content: Buffer.from(text).toString("base64"),
+        },
+      ];
+    }
+    const children = [...files.keys()].filter((file) => file.startsWith(`${path}/`));
+    if (children.length === 0) return [404, { message: "Not Found" }];
+    return [
+      200,
+      children.map((child) => ({
+        type: "file",
+        path: child,
+        name: child.split("/").pop(),
+        sha: blobSha(files.get(child) ?? ""),
+      })),
+    ];
+  }
+
+  #pull(pull: FakeGitHub["pulls"][number]) {
+    return {
+      number: pull.number,
+      html_url: pull.html_url,
+      draft: pull.draft,
+      head: { ref: pull.head, sha: "0" },
+      base: { ref: pull.base },
+    };
+  }
+}

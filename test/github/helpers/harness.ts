@@ -1,0 +1,154 @@
+import { execFileSync } from "node:child_process";
+import { generateKeyPairSync, randomUUID } from "node:crypto";
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Probot, ProbotOctokit } from "probot";
+import { clusterCodeApp } from "../../../src/github/app.js";
+import { AppHost } from "../../../src/github/app-host.js";
+import type { RunDocument } from "../../../src/runtime/runtime.js";
+import { webhookExample } from "./examples.js";
+import { FakeGitHub } from "./fake-github.js";
+
+const { privateKey } = generateKeyPairSync("rsa", {
+  modulusLength: 2048,
+  privateKeyEncoding: { type: "pkcs1", format: "pem" },
+  publicKeyEncoding: { type: "spki", format: "pem" },
+});
+
+/** The repository every scenario plays in (the webhook examples' Codertocat/Hello-World). */
+export const OWNER = "Codertocat";
+export const REPO = "Hello-World";
+
+/** The part of a payload every scenario adjusts. */
+interface RepositoryPayload {
+  repository: { name: string; full_name: string; owner: { login: string }; default_branch: string };
+}
+
+/** A running app over a fake GitHub and a local git repository standing in for the remote. */
+export interface TestApp {
+  probot: Probot;
+  host: AppHost;
+  github: FakeGitHub;
+  remote: string;
+  errors: string[];
+  /** Sends a delivery through Probot (as its webhook middleware does after verifying it). */
+  deliver(event: string, payload: object, id?: string): Promise<string>;
+  /** Waits until a run of the store reaches `status`, then until the app is idle. */
+  waitForStatus(status: string, timeoutMs?: number): Promise<RunDocument>;
+  close(): Promise<void>;
+}
+
+function git(cwd: string, ...args: string[]): void {
+  execFileSync("git", args, {
+    cwd,
+    stdio: "ignore",
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: "t",
+      GIT_AUTHOR_EMAIL: "t@e",
+      GIT_COMMITTER_NAME: "t",
+      GIT_COMMITTER_EMAIL: "t@e",
+    },
+  });
+}
+
+/** Starts the app with `workflow` as `.clustercode/workflow.yml` on the default branch. */
+export async function startTestApp(workflow: string): Promise<TestApp> {
+  const dir = mkdtempSync(join(tmpdir(), "cc-app-"));
+  const remote = join(dir, "remote.git");
+  const work = join(dir, "work");
+  mkdirSync(work);
+  git(dir, "init", "--quiet", "--bare", "--initial-branch=main", remote);
+  git(work, "init", "--quiet", "--initial-branch=main");
+  mkdirSync(join(work, ".clustercode"));
+  writeFileSync(join(work, ".clustercode", "workflow.yml"), workflow);
+  writeFileSync(join(work, "README.md"), "hello\n");
+  git(work, "add", "-A");
+  git(work, "commit", "--quiet", "-m", "init");
+  git(work, "push", "--quiet", remote, "main");
+
+  const github = new FakeGitHub();
+  github.setFile("main", ".clustercode/workflow.yml", workflow);
+  github.install();
+  const errors: string[] = [];
+  const host = await AppHost.open({
+    stateDir: join(dir, "state"),
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, CLUSTERCODE_DEVBOX_LAPSE_MS: "30000" },
+    log: {
+      error: (message, error) =>
+        errors.push(`${message}: ${error instanceof Error ? error.message : String(error)}`),
+    },
+    cloneUrl: () => remote,
+  });
+  const probot = new Probot({
+    appId: 1,
+    privateKey,
+    logLevel: "fatal",
+    // A function, because Probot merges its own throttle options over plain defaults.
+    Octokit: ProbotOctokit.defaults((options: { throttle?: object }) => ({
+      ...options,
+      retry: { enabled: false },
+      throttle: { ...options.throttle, enabled: false },
+    })),
+  });
+  // Without a server, Probot has nowhere to add HTTP handlers (healthz is tested on its own).
+  await probot.load((probotApp, options) =>
+    clusterCodeApp(host)(probotApp, { ...options, addHandler: () => undefined }),
+  );
+
+  const app: TestApp = {
+    probot,
+    host,
+    github,
+    remote,
+    errors,
+    async deliver(event, payload, id = randomUUID()) {
+      await probot.receive({ id, name: event, payload } as never);
+      await host.idle();
+      return id;
+    },
+    async waitForStatus(status, timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const runs = await host.store.listRuns(`${OWNER}/${REPO}`);
+        const run = runs.find((candidate) => candidate.status === status);
+        if (run !== undefined) {
+          await host.idle();
+          return (await host.store.getRun(run.runId))?.snapshot as RunDocument;
+        }
+        if (Date.now() > deadline) {
+          throw new Error(
+            `no run reached ${status}; runs: ${runs.map((r) => `${r.runId}=${r.status}`).join(", ")}; errors: ${errors.join("; ")}`,
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+    async close() {
+      await host.close();
+      github.uninstall();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return app;
+}
+
+/** A payload from the webhook examples with the scenario's repository and installation. */
+export function payloadOf<T extends RepositoryPayload>(
+  event: string,
+  action: string | undefined,
+  change: (payload: T) => void,
+): T {
+  const payload = webhookExample<T>(event, action);
+  (payload as { installation?: unknown }).installation = {
+    id: 1,
+    node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ==",
+  };
+  payload.repository.name = REPO;
+  payload.repository.full_name = `${OWNER}/${REPO}`;
+  payload.repository.owner.login = OWNER;
+  payload.repository.default_branch = "main";
+  change(payload);
+  return payload;
+}
