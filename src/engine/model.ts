@@ -30,6 +30,11 @@ export interface RunDefinition {
   brief: string;
   /** Who started the run. */
   startedBy?: string;
+  /**
+   * What cleaning the brief removed (see `cleanIssueText` in src/agents/clean-text.ts): HTML
+   * comments and invisible characters, by kind. The run's first evidence records it.
+   */
+  briefCleaned?: Readonly<Record<string, number>>;
   /** Agent CLIs by engine name: argv templates with `{prompt_file}` and `{model}`. */
   engines: Readonly<Record<string, EngineCommand>>;
 }

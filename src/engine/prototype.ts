@@ -71,10 +71,14 @@ export function onVariantCommand(
   const { node } = prototypeOf(t);
   variant.durationMs += result.durationMs;
   variant.costUsd += result.costUsd ?? 0;
+  const spec = node.variants[variant.index];
   t.record("command.finished", {
     node: t.active.node,
     variant: variant.index + 1,
     command: result.commandId,
+    ...(variant.phase === "agent" && spec !== undefined
+      ? { engine: spec.engine, model: spec.model }
+      : {}),
     exitCode: result.exitCode,
     durationMs: result.durationMs,
     ...(result.costUsd === undefined ? {} : { costUsd: result.costUsd }),

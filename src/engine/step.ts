@@ -7,15 +7,10 @@ import {
   type RunSnapshot,
   type StepResult,
 } from "./model.js";
-import {
-  onPrototypeVerdict,
-  onVariantCommand,
-  onVariantLost,
-  onVariantReady,
-  variantOn,
-} from "./prototype.js";
+import { onVariantCommand, onVariantLost, onVariantReady, variantOn } from "./prototype.js";
 import { Transition } from "./transition.js";
-import { addCost, onLedgerTotal, onWorkFinished } from "./work.js";
+import { onJudge } from "./judging.js";
+import { onLedgerTotal, onWorkFinished } from "./work.js";
 
 /** Id of the timer that bounds the whole run. */
 export const RUN_WALL_CLOCK_TIMER = "run:wall-clock";
@@ -71,6 +66,10 @@ function apply(t: Transition, event: RunEvent): string | undefined {
         baseBranch: t.definition.baseBranch,
         startedBy: t.definition.startedBy,
       });
+      const cleaned = t.definition.briefCleaned;
+      if (cleaned !== undefined && Object.values(cleaned).some((count) => count > 0)) {
+        t.record("brief.cleaned", { removed: cleaned });
+      }
       const wallClock = t.definition.workflow.budget?.wall_clock ?? DEFAULT_RUN_WALL_CLOCK;
       t.setTimer(RUN_WALL_CLOCK_TIMER, t.at + parseDuration(wallClock));
       enterNode(t, entry);
@@ -248,57 +247,5 @@ function onTimer(t: Transition, timerId: string): string | undefined {
     delete s.devbox;
     completeNode(t, "timed_out", "node timeout reached");
   }
-  return undefined;
-}
-
-function onJudge(
-  t: Transition,
-  event: Extract<RunEvent, { type: "judge.verdict" | "judge.failed" }>,
-): string | undefined {
-  const active = t.snapshot.active;
-  const progress = active?.progress;
-  const prototype = progress?.kind === "prototype" ? progress.judgeRequest : undefined;
-  const decision = progress?.kind === "judge" ? progress.requestId : undefined;
-  if (active === undefined || (event.requestId !== prototype && event.requestId !== decision)) {
-    return "stale verdict";
-  }
-  const verdict = event.type === "judge.verdict" ? event : undefined;
-  t.record("decision.evaluated", {
-    node: active.node,
-    evaluator: "agent",
-    ...(event.type === "judge.failed"
-      ? {
-          error: event.reason,
-          ...(event.model === undefined ? {} : { model: event.model }),
-          ...(event.costUsd === undefined ? {} : { costUsd: event.costUsd }),
-          ...(event.usage === undefined ? {} : { usage: event.usage }),
-        }
-      : {
-          verdict: event.label,
-          reasoning: event.reasoning,
-          model: event.model,
-          costUsd: event.costUsd,
-          ...(event.usage === undefined ? {} : { usage: event.usage }),
-        }),
-  });
-  if (!addCost(t, event.costUsd)) return undefined;
-  if (prototype !== undefined) {
-    onPrototypeVerdict(t, verdict?.label, verdict?.reasoning ?? "");
-    return undefined;
-  }
-  const edges = t.definition.workflow.edges.filter((edge) => edge.from === active.node);
-  const allowed = edges
-    .map((edge) => edge.label)
-    .filter((label) => label !== "exhausted" && label !== "default");
-  if (verdict !== undefined && allowed.includes(verdict.label)) {
-    completeNode(t, verdict.label);
-    return undefined;
-  }
-  const reason =
-    event.type === "judge.failed"
-      ? `judge failed: ${event.reason}`
-      : `judge answered "${event.label}", which is not one of ${allowed.join(", ")}`;
-  if (edges.some((edge) => edge.label === "default")) completeNode(t, "default", reason);
-  else endRun(t, "failed", reason, active.node);
   return undefined;
 }

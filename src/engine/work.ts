@@ -34,10 +34,12 @@ export function onWorkFinished(t: Transition, result: CommandResult): void {
   const active = t.active;
   const progress = active.progress;
   const node = t.node(active.node);
+  const agent = agentTurnOf(t);
   t.record("command.finished", {
     node: active.node,
     attempt: t.visit.attempt,
     command: result.commandId,
+    ...(agent === undefined ? {} : { engine: agent.engine, model: agent.model }),
     exitCode: result.exitCode,
     durationMs: result.durationMs,
     ...(result.costUsd === undefined ? {} : { costUsd: result.costUsd }),
@@ -242,6 +244,17 @@ function settleIteration(t: Transition, progress: LoopProgress, result: CommandR
 
 function addToLedger(t: Transition, usd: number): void {
   t.emit({ type: "ledger.add", workflow: t.definition.workflow.name, day: utcDay(t.at), usd });
+}
+
+/** The engine and model of the active node's agent turn, when the running command is one. */
+function agentTurnOf(t: Transition): { engine: string; model?: string | undefined } | undefined {
+  const progress = t.active.progress;
+  const node = t.node(t.active.node);
+  if (progress.kind === "loop" && progress.step === "agent" && node.kind === "loop") {
+    return node.agent;
+  }
+  const main = progress.kind === "exec" && progress.step === "main";
+  return main && node.kind === "run" && node.run === undefined ? node.agent : undefined;
 }
 
 function exitReason(result: CommandResult): string | undefined {
