@@ -261,6 +261,18 @@ export function endRun(t: Transition, status: RunStatus, reason?: string, atNode
   s.status = status;
   if (reason === undefined) delete s.reason;
   else s.reason = reason;
-  if (status === "failed" && atNode !== undefined) s.failedNode = atNode;
+  if (status === "failed" && atNode !== undefined) s.failedNode = retryTarget(t, atNode);
   t.record("run.finished", { status, ...(reason === undefined ? {} : { reason }) });
+}
+
+/**
+ * Where a retry re-enters: the node the run stopped at, except a status decision, which only
+ * repeats its predecessor's outcome: the retry re-runs that predecessor.
+ */
+function retryTarget(t: Transition, nodeId: string): string {
+  const node = t.definition.workflow.nodes[nodeId];
+  if (node?.kind !== "decision" || node.evaluator !== "status") return nodeId;
+  const visits = t.snapshot.visits;
+  const index = visits.findLastIndex((visit) => visit.node === nodeId);
+  return visits[index - 1]?.node ?? nodeId;
 }
