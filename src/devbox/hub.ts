@@ -12,6 +12,8 @@ import {
   type DevBoxRecord,
 } from "./hub-record.js";
 import { readJsonBody, sendJson } from "./http-json.js";
+import type { RepoTokenProvider } from "./repo-token.js";
+import { answerTokenRequest } from "./repo-token-route.js";
 import {
   commandRequestSchema,
   commandResultSchema,
@@ -39,6 +41,8 @@ export interface DevBoxHubOptions {
   checkIntervalMs?: number;
   /** The clock, in milliseconds; default `Date.now`. */
   now?: () => number;
+  /** Mints a run's repository token for `GET token`; without it that route answers 404. */
+  repoToken?: RepoTokenProvider;
 }
 
 const DUMMY_TOKEN = Buffer.alloc(64);
@@ -217,7 +221,7 @@ export class DevBoxHub {
 
   async #handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? "/", "http://hub.invalid");
-    const match = /^\/internal\/devboxes\/([^/]+)\/(ready|commands|results|heartbeat)$/.exec(
+    const match = /^\/internal\/devboxes\/([^/]+)\/(ready|commands|results|heartbeat|token)$/.exec(
       url.pathname,
     );
     const devboxId = match?.[1] === undefined ? undefined : safeDecode(match[1]);
@@ -229,12 +233,13 @@ export class DevBoxHub {
     if (record === undefined) {
       return sendJson(response, 401, { error: "unauthorized" }, { "www-authenticate": "Bearer" });
     }
-    const method = route === "commands" ? "GET" : "POST";
+    const method = route === "commands" || route === "token" ? "GET" : "POST";
     if (request.method !== method) {
       return sendJson(response, 405, { error: `use ${method}` }, { allow: method });
     }
     if (record.state === "active") record.lastSeenAt = this.#now();
     if (route === "commands") return this.#poll(record, url, response);
+    if (route === "token") return answerTokenRequest(response, this.#options.repoToken, record);
 
     const body = await readJsonBody(request, MAX_BODY_BYTES);
     if (!body.ok) {

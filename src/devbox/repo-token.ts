@@ -10,6 +10,9 @@ export interface RepoToken {
   expiresAt: string;
 }
 
+/** The token of a run's repository, for the hub's `GET token` route (e.g. {@link RepoTokens}). */
+export type RepoTokenProvider = (runId: string) => Promise<RepoToken>;
+
 /** The one call of an app-authenticated Octokit (`app.octokit`, JWT auth) this module makes. */
 export interface AppOctokit {
   request(

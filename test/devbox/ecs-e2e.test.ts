@@ -5,7 +5,7 @@
  */
 import { ECSClient } from "@aws-sdk/client-ecs";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -98,10 +98,15 @@ describe("ECS executor end to end", () => {
     const deliver = (runId: string, event: RunEvent) =>
       void runtime.deliver(runId, event).catch((error: unknown) => failures.push(error));
     const failures: unknown[] = [];
+    const tokenRequests: string[] = [];
     const hub = new DevBoxHub({
       onEvent: (event) => effects.onHubEvent(event),
       onError: (error) => failures.push(error),
       lapseMs: 5000,
+      repoToken: (runId) => {
+        tokenRequests.push(runId);
+        return Promise.resolve({ token: "ghs_for_widgets", expiresAt: "2030-01-01T00:00:00Z" });
+      },
     });
     const client = () =>
       new ECSClient({
@@ -165,6 +170,13 @@ describe("ECS executor end to end", () => {
       const logs = [...launcher.dirs.values()].map((dir) => join(dir, "agent.log"));
       expect(final.status, `task logs: ${logs.join(", ")}`).toBe("succeeded");
       expect(failures).toEqual([]);
+
+      // Each DevBox fetched its repository token from the hub, for git over HTTPS.
+      expect(tokenRequests).toEqual(["e2e1", "e2e1"]);
+      const credentials = join(launcher.dirs.get(first!.taskArn)!, "home", ".git-credentials");
+      expect(readFileSync(credentials, "utf8")).toBe(
+        "https://x-access-token:ghs_for_widgets@github.com\n",
+      );
 
       // The re-run of b happened in a new DevBox that cloned a's checkpoint from the run branch.
       expect(git(source, "show", "clustercode/9-e2e1:a.txt")).toBe("hello");
