@@ -1,0 +1,113 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, realpathSync, writeFileSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { resolveEngines } from "../../src/agents/engines.js";
+import type { EvidenceEntry } from "../../src/engine/model.js";
+import { LocalHost } from "../../src/runtime/local-host.js";
+import { workflowOf } from "../engine/harness.js";
+
+const root = realpathSync(mkdtempSync(join(tmpdir(), "clustercode-race-")));
+afterAll(() => rm(root, { recursive: true, force: true }));
+
+/** A marker in every racer's argv, so the test can look for processes left behind. */
+const MARKER = `race-marker-${process.pid}-${Date.now()}`;
+
+/**
+ * A racing agent: model `fast` finishes in a moment; `slow` would work for a minute, so it is
+ * still running when the race is decided and must be cancelled.
+ */
+const RACER = `import { writeFileSync } from "node:fs";
+const [, , promptFile, model] = process.argv;
+if (model === "slow") {
+  writeFileSync("STARTED", "slow\\n");
+  setTimeout(() => writeFileSync("SLOW_DONE", "too late\\n"), 60_000);
+} else {
+  setTimeout(() => writeFileSync("WINNER", promptFile ? "fast\\n" : "?\\n"), 200);
+}
+`;
+
+function racingProcesses(): string[] {
+  const ps = execFileSync("ps", ["-eo", "pid,args"], { encoding: "utf8" });
+  return ps.split("\n").filter((line) => line.includes(MARKER) && !line.includes("ps -eo"));
+}
+
+describe("a prototype race on local DevBoxes", () => {
+  it("the second variant passes first and wins; the others are cancelled, with no process left running", async () => {
+    const repo = join(root, "repo");
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-C", repo, ...args], { stdio: "pipe" });
+    execFileSync("git", ["init", "-q", "-b", "main", repo]);
+    writeFileSync(join(repo, "README.md"), "# demo\n");
+    git("add", "-A");
+    git("-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-qm", "init");
+    writeFileSync(join(root, "racer.mjs"), RACER);
+    const workflow = workflowOf(`version: 1
+name: race
+on: { label: go }
+engines:
+  racer: { command: [node, "${join(root, "racer.mjs")}", "{prompt_file}", "{model}", ${MARKER}] }
+nodes:
+  prototype:
+    kind: prototype
+    brief: Leave a WINNER file.
+    variants:
+      - { engine: racer, model: slow }
+      - { engine: racer, model: fast }
+      - { engine: racer, model: slow }
+    gates: [{ name: winner, run: test -f WINNER }]
+    select: first
+`);
+    const host = await LocalHost.open({
+      stateDir: join(root, "state"),
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200",
+        CLUSTERCODE_DEVBOX_LAPSE_MS: "3000",
+      },
+    });
+    try {
+      await host.runtime.start(
+        {
+          runId: "race1",
+          workflow,
+          baseBranch: "main",
+          branch: "clustercode/local-race1",
+          brief: "Leave a WINNER file.",
+          engines: resolveEngines(workflow),
+        },
+        { repo },
+      );
+      const state = await host.settled("race1");
+      expect(state.status, state.reason).toBe("succeeded");
+      expect(state.branch).toBe("clustercode/local-race1-v2");
+      // The winner's checkpoint is on its branch in the source repository.
+      expect(git("show", "clustercode/local-race1-v2:WINNER").toString()).toBe("fast\n");
+      const evidence = (await host.store.listEvidence("race1")).map(
+        (r) => r.entry as EvidenceEntry,
+      );
+      expect(evidence.find((e) => e.kind === "prototype.selected")).toMatchObject({
+        variant: 2,
+        why: "first to pass its gates",
+      });
+      const table = evidence.find((e) => e.kind === "prototype.variants");
+      expect((table?.variants as { verdict: string }[]).map((v) => v.verdict)).toEqual([
+        "cancelled",
+        "won",
+        "cancelled",
+      ]);
+      // The slow variants were cut off mid-turn: their agents never reported.
+      const finished = evidence.filter((e) => e.kind === "command.finished");
+      expect(new Set(finished.map((e) => e.variant))).toEqual(new Set([2]));
+      const agents = evidence.filter((e) => e.kind === "command.dispatched" && e.agent === "node");
+      expect(agents).toHaveLength(3);
+      // Releasing a DevBox waits for its process group to exit: nothing of the race is left.
+      expect(racingProcesses()).toEqual([]);
+    } finally {
+      await host.close();
+    }
+  }, 60_000);
+});
