@@ -30,6 +30,8 @@ export interface ScheduleEntry {
  */
 export class Schedules {
   readonly #byRepo = new Map<string, ScheduleEntry[]>();
+  /** Firings this process took (a lease held by the same holder would be a renewal). */
+  readonly #fired = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -72,12 +74,16 @@ export class Schedules {
   /** Fires every schedule due in the minute of `now`. */
   async tick(now = this.deps.now()): Promise<string[]> {
     const minute = Math.floor(now / 60_000) * 60_000;
+    for (const key of this.#fired)
+      if (!key.endsWith(new Date(minute).toISOString())) this.#fired.delete(key);
     const fired: string[] = [];
     for (const entries of this.#byRepo.values()) {
       for (const entry of entries) {
         if (entry.cron.nextRun(new Date(minute - 1000))?.getTime() !== minute) continue;
         const key = `schedule:${fullName(entry.repo)}#${entry.workflow}#${entry.index}@${new Date(minute).toISOString()}`;
+        if (this.#fired.has(key)) continue;
         if (!(await this.deps.store.acquireLease(key, this.deps.holder, now, 86_400_000))) continue;
+        this.#fired.add(key);
         fired.push(...(await this.#fire(entry, key, minute)));
       }
     }

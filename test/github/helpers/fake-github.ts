@@ -256,7 +256,13 @@ export class FakeGitHub {
     this.problems.push(...checkRequest(method, url.pathname, parsed === "" ? undefined : parsed));
     for (const [routeMethod, pattern, reply] of this.#routes) {
       const match = routeMethod === method ? pattern.exec(request.path) : null;
-      if (match !== null) return reply(match.slice(1), request);
+      if (match === null) continue;
+      try {
+        return reply(match.slice(1), request);
+      } catch (error) {
+        this.problems.push(`fake route ${method} ${request.path} failed: ${String(error)}`);
+        return [500, { message: "fake failed" }];
+      }
     }
     this.problems.push(`no fake route for ${method} ${url.pathname}`);
     return [501, { message: "not faked" }];

@@ -1,0 +1,131 @@
+import type { IssueCommentCreatedEvent, IssuesLabeledEvent } from "@octokit/webhooks-types";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Schedules } from "../../src/github/schedules.js";
+import { OWNER, payloadOf, REPO, startTestApp, type TestApp } from "./helpers/harness.js";
+
+const WORKFLOW = `version: 1
+name: ship
+on:
+  label: clustercode
+  schedule:
+    - cron: "0 6 * * *"
+      brief: Nightly check
+admission: { max_active_runs: 1 }
+nodes:
+  build:
+    kind: run
+    run: echo built > out.txt
+  gate:
+    kind: approval
+edges:
+  - { from: build, to: gate }
+  - { from: gate, to: done, label: approved }
+  - { from: gate, to: failed, label: rejected }
+`;
+
+function labeled(issue: number, login = "alice") {
+  return payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
+    if (p.label !== undefined) p.label.name = "clustercode";
+    p.issue.number = issue;
+    p.sender.login = login;
+    p.sender.type = "User";
+  });
+}
+
+function comment(body: string, login: string, issue: number) {
+  return payloadOf<IssueCommentCreatedEvent>("issue_comment", "created", (p) => {
+    p.issue.number = issue;
+    delete p.issue.pull_request;
+    p.comment.body = body;
+    p.sender.login = login;
+    p.sender.type = "User";
+  });
+}
+
+describe("triggers, commands and admission", () => {
+  let app: TestApp;
+  beforeEach(async () => {
+    app = await startTestApp(WORKFLOW);
+    app.github.permissions.set("alice", "write");
+    app.github.permissions.set("eve", "read");
+  });
+  afterEach(async () => {
+    expect(app.github.problems).toEqual([]);
+    expect(app.errors).toEqual([]);
+    await app.close();
+  });
+
+  it("refuses a label from someone without write access, with a reply", async () => {
+    await app.deliver("issues", labeled(3, "eve"));
+    expect(await app.host.store.listRuns(`${OWNER}/${REPO}`)).toHaveLength(0);
+    expect(app.github.comments.at(-1)?.body).toBe(
+      "ClusterCode did not start a run: @eve needs write access to Codertocat/Hello-World for this.",
+    );
+  });
+
+  it("queues a run beyond max_active_runs, says where it stands, and starts it later", async () => {
+    await app.deliver("issues", labeled(1));
+    const first = await app.waitForStatus("awaiting_input");
+    await app.deliver("issues", labeled(2));
+    const queued = await app.waitForStatus("queued");
+    const status = app.github.comments.find((c) =>
+      c.body.includes(`<!-- clustercode:run:${queued.state.runId} -->`),
+    );
+    expect(status?.body).toContain("admission queue at position 1");
+    await app.deliver("issue_comment", comment("/approve", "alice", 1));
+    await app.waitForStatus("succeeded");
+    const runs = await app.host.store.listRuns(`${OWNER}/${REPO}`);
+    const second = runs.find((run) => run.runId === queued.state.runId);
+    expect(second?.status).not.toBe("queued");
+    expect(first.state.runId).not.toBe(queued.state.runId);
+  });
+
+  it("starts with /clustercode run, answers status, refuses /cancel from a reader, cancels", async () => {
+    await app.deliver("issue_comment", comment("/clustercode run ship", "alice", 5));
+    const { state } = await app.waitForStatus("awaiting_input");
+    await app.deliver("issue_comment", comment("/clustercode status", "alice", 5));
+    expect(app.github.comments.at(-1)?.body).toContain(
+      `run \`${state.runId}\` of ship: **awaiting_input**`,
+    );
+    await app.deliver("issue_comment", comment("/cancel", "eve", 5));
+    expect(app.github.comments.at(-1)?.body).toContain("@eve needs write access");
+    await app.deliver("issue_comment", comment("/cancel enough", "alice", 5));
+    const cancelled = await app.waitForStatus("cancelled");
+    expect(cancelled.state.reason).toBe("cancelled by alice: enough");
+  });
+
+  it("replies to an unknown workflow name and to a malformed command", async () => {
+    await app.deliver("issue_comment", comment("/clustercode run nope", "alice", 6));
+    expect(app.github.comments.at(-1)?.body).toContain("no valid workflow named `nope`");
+    await app.deliver("issue_comment", comment("/resolve maybe", "alice", 6));
+    expect(app.github.comments.at(-1)?.body).toBe(
+      "@alice usage: `/resolve succeeded|failed [note]`",
+    );
+  });
+
+  it("fires a schedule once across replicas and skips while its run is active", async () => {
+    const repo = { owner: OWNER, repo: REPO, defaultBranch: "main" };
+    const { readWorkflows } = await import("../../src/github/workflow-source.js");
+    const gh = await app.probot.auth(1);
+    app.host.schedules.register(repo, await readWorkflows(gh, repo));
+    const other = new Schedules({
+      store: app.host.store,
+      starter: app.host.services.starter,
+      installations: app.host.services.installations,
+      holder: "another-replica",
+      now: Date.now,
+      onError: (error) => app.errors.push(String(error)),
+    });
+    other.register(repo, await readWorkflows(gh, repo));
+    const six = Date.parse("2026-12-03T06:00:05Z");
+    const firings = await Promise.all([app.host.schedules.tick(six), other.tick(six + 1000)]);
+    expect(firings.flat()).toHaveLength(1);
+    expect(await app.host.schedules.tick(six + 10_000)).toHaveLength(0);
+    expect(app.github.calls("POST", /\/issues$/)).toHaveLength(1);
+    const issue = app.github.calls("POST", /\/issues$/)[0];
+    expect(issue?.body.title).toBe("ClusterCode: Nightly check (2026-12-03 06:00 UTC)");
+    await app.waitForStatus("awaiting_input");
+    expect(await app.host.schedules.tick(six + 86_400_000)).toHaveLength(0);
+    expect(app.github.comments.at(-1)?.body).toContain("skipped the scheduled run of ship");
+  });
+});
