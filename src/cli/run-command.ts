@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { promisify } from "node:util";
+import { cleanIssueText } from "../agents/clean-text.js";
 import { resolveEngines } from "../agents/engines.js";
 import { LocalHost } from "../runtime/local-host.js";
 import { parseWorkflow } from "../workflow/parse.js";
@@ -51,6 +52,8 @@ const run: Command = async (args, io) => {
           throw new UsageError(`cannot read ${values["brief-file"]}`);
         })
       : (values.brief ?? "");
+  // The brief may be an issue pasted from GitHub: it gets the same cleaning as the app's.
+  const cleaned = cleanIssueText(brief);
   const runId = `r${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
   const host = await LocalHost.open({
     stateDir: resolveStateDir(values["state-dir"], io.env),
@@ -65,7 +68,8 @@ const run: Command = async (args, io) => {
         workflow: parsed.workflow,
         baseBranch,
         branch: `clustercode/local-${runId}`,
-        brief,
+        brief: cleaned.text,
+        briefCleaned: { ...cleaned.removed },
         startedBy: values.as ?? io.env.USER ?? "local",
         engines: resolveEngines(parsed.workflow),
       },
