@@ -81,16 +81,22 @@ export class EcsExecutor implements DevBoxExecutor {
     if (known !== undefined && !known.stopping) return;
     const tracked: Tracked = { stopping: false };
     this.#devboxes.set(request.devboxId, tracked);
-    const existing = await this.#findTask(request.devboxId);
-    if (existing !== undefined) return this.#placed(request.devboxId, tracked, existing);
-    const networkMode = this.#options.subnets === undefined ? "bridge" : "awsvpc";
-    const repository = (this.#options.repositoryOf ?? githubRepositoryOf)(request.repository);
-    const definition = taskDefinitionInput(request.spec, repository, {
-      ...this.#options,
-      networkMode,
-    });
-    const taskDefinition = await this.#definitions.ensure(definition);
-    await this.#attempt(request, tracked, taskDefinition, 0);
+    try {
+      const existing = await this.#findTask(request.devboxId);
+      if (existing !== undefined) return this.#placed(request.devboxId, tracked, existing);
+      const networkMode = this.#options.subnets === undefined ? "bridge" : "awsvpc";
+      const repository = (this.#options.repositoryOf ?? githubRepositoryOf)(request.repository);
+      const definition = taskDefinitionInput(request.spec, repository, {
+        ...this.#options,
+        networkMode,
+      });
+      const taskDefinition = await this.#definitions.ensure(definition);
+      await this.#attempt(request, tracked, taskDefinition, 0);
+    } catch (error) {
+      // A start that failed leaves nothing behind, so that asking again tries again.
+      if (this.#devboxes.get(request.devboxId) === tracked) this.#devboxes.delete(request.devboxId);
+      throw error;
+    }
   }
 
   /** One RunTask; on placement failures, schedules the next attempt or gives up. */

@@ -260,6 +260,26 @@ describe("EcsExecutor", () => {
     expect(toEcsError("odd", "RunTask").code).toBe("unknown");
   });
 
+  it("tries again after a failed start, and refuses secrets without a GitHub repository", async () => {
+    const { executor } = await setup();
+    const local = request("r1-d1", { repository: "/srv/repos/widgets" });
+    await expect(executor.start(local)).rejects.toMatchObject({
+      name: "EcsError",
+      code: "invalid_request",
+      message: "this DevBox needs secrets but its repository is not a GitHub owner/name",
+    });
+    await executor.start({ ...local, spec: { ...spec, secrets: [] } });
+    expect(fake.tasks.size).toBe(1);
+  });
+
+  it("reports a task ECS no longer knows as lost", async () => {
+    const { executor, lost } = await setup();
+    await executor.start(request("r1-d1"));
+    fake.tasks.clear();
+    await executor.poll();
+    expect(lost).toEqual([["r1-d1", "the task is gone (MISSING)"]]);
+  });
+
   it("never builds a secret ARN outside the repository's prefix", () => {
     const repo = { owner: "acme", name: "widgets" };
     expect(secretArn(PREFIX, repo, "NPM_TOKEN")).toBe(
