@@ -5,6 +5,7 @@ import { agentCommand } from "./prompts.js";
 import { startPrototype } from "./prototype.js";
 import type { NodeProgress, RunStatus } from "./model.js";
 import type { Transition } from "./transition.js";
+import { decisionJudgeRequest } from "./judging.js";
 import { beginIteration } from "./work.js";
 
 /** Default window of an approval. */
@@ -70,20 +71,7 @@ export function enterNode(
       if (node.evaluator === "agent") {
         const requestId = `j${s.seq}`;
         s.active.progress = { kind: "judge", requestId };
-        const labels = t.definition.workflow.edges
-          .filter((edge) => edge.from === nodeId && edge.label !== undefined)
-          .map((edge) => edge.label as string)
-          .filter((label) => label !== "exhausted" && label !== "default");
-        t.emit({
-          type: "judge.request",
-          requestId,
-          node: nodeId,
-          question: node.question ?? "",
-          labels,
-          judge: node.judge ?? { provider: "anthropic", model: "" },
-          branch: s.branch,
-          baseBranch: t.definition.baseBranch,
-        });
+        t.emit(decisionJudgeRequest(t.definition, s, nodeId, requestId));
         return;
       }
       break;

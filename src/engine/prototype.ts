@@ -4,6 +4,7 @@ import { completeNode } from "./flow.js";
 import type { NodeProgress, VariantState } from "./model.js";
 import { agentCommand } from "./prompts.js";
 import type { Transition } from "./transition.js";
+import { prototypeJudgeRequest } from "./judging.js";
 import { addCost } from "./work.js";
 
 type PrototypeNode = Extract<WorkflowNode, { kind: "prototype" }>;
@@ -157,20 +158,7 @@ function decide(t: Transition): void {
   } else if (done && progress.judgeRequest === undefined) {
     const requestId = `j${t.snapshot.seq}`;
     progress.judgeRequest = requestId;
-    t.emit({
-      type: "judge.request",
-      requestId,
-      node: t.active.node,
-      question: `Which variant best satisfies the brief? ${node.brief}`,
-      labels: passed.map((variant) => `v${variant.index + 1}`),
-      judge: node.judge ?? { provider: "anthropic", model: "" },
-      candidates: passed.map((variant) => ({
-        label: `v${variant.index + 1}`,
-        branch: variant.devbox.branch,
-      })),
-      // Variants started from the run branch when it was pushed, else from the base branch.
-      baseBranch: t.snapshot.branchPushed ? t.snapshot.branch : t.definition.baseBranch,
-    });
+    t.emit(prototypeJudgeRequest(t.definition, t.snapshot, requestId));
   }
 }
 

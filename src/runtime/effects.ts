@@ -5,6 +5,7 @@ import type { DevBoxExecutor } from "../devbox/executor.js";
 import type { DiffSource } from "../agents/diff-source.js";
 import { JudgeError } from "../agents/judge-error.js";
 import { gatherJudgeContext } from "../agents/judge-material.js";
+import { pendingQuestions } from "../engine/judging.js";
 import type { EvidenceEntry } from "../engine/model.js";
 import type { Store } from "../store/store.js";
 import type { Judge, JudgeRequest } from "./judge.js";
@@ -158,6 +159,17 @@ export class DevBoxEffects implements EffectPerformer {
       case "evidence":
         return null;
     }
+  }
+
+  /**
+   * After a restart: asks again what the run waits on an answer to (a judge's verdict, the daily
+   * ledger's total), since an answer in flight when the process stopped is lost. Call it after
+   * `Runtime.reconcile`, beside reporting lost DevBoxes.
+   */
+  async resumeQuestions(runId: string, run: RunDocument): Promise<number> {
+    const questions = pendingQuestions(run.definition, run.state);
+    for (const question of questions) await this.perform(runId, { ...question, seq: 0 });
+    return questions.length;
   }
 
   /** The daily ledger's scope: per repository and workflow. */
