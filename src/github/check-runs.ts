@@ -6,7 +6,7 @@ import type { CheckRunSpec } from "./render-checks.js";
 export interface CheckRunMemo {
   /** external id (or `externalId@sha` for the run check) → check run id and last sent digest. */
   ids: Map<string, { id: number; digest: string; url: string }>;
-  /** Head SHAs whose check runs were listed already. */
+  /** Head SHAs whose check runs were listed (the first one this process saw). */
   listed: Set<string>;
 }
 
@@ -29,7 +29,9 @@ export async function upsertCheckRun(
 ): Promise<string> {
   const key = checkKey(spec.externalId, headSha);
   const digest = JSON.stringify(spec);
-  if (!memo.ids.has(key) && !memo.listed.has(headSha)) {
+  // Only the first head this process sees needs a listing: it finds what a previous process
+  // created; anything later on was created by this process and is in the memo.
+  if (!memo.ids.has(key) && memo.listed.size === 0) {
     memo.listed.add(headSha);
     const { data } = await callGitHub(`list check runs of ${headSha}`, () =>
       gh.request("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", {

@@ -76,7 +76,10 @@ export class RunStarter {
     const files = await readWorkflows(gh, repo);
     const chosen = chooseWorkflows(files, request.select);
     if (typeof chosen === "string") {
-      if (request.select.by !== "label") await reply(gh, repo, issue.number, chosen);
+      // Any label may be put on an issue: only say something when a broken workflow file
+      // might have been meant.
+      const broken = files.some((file) => !file.parsed.ok);
+      if (request.select.by !== "label" || broken) await reply(gh, repo, issue.number, chosen);
       return [];
     }
     if (request.select.by === "label")
@@ -157,7 +160,12 @@ export function chooseWorkflows(
         labels !== undefined && (Array.isArray(labels) ? labels : [labels]).includes(select.label)
       );
     });
-    return hits.length > 0 ? hits : `no workflow is triggered by the label ${select.label}`;
+    return hits.length > 0
+      ? hits
+      : invalidOr(
+          files,
+          `ClusterCode: no valid workflow is triggered by the label \`${select.label}\`.`,
+        );
   }
   const name = select.by === "schedule" ? select.workflow : select.workflow;
   if (name === undefined) {

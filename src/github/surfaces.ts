@@ -37,6 +37,8 @@ export class Surfaces {
       installations: Installations;
       admission: Admission;
       onError: (error: unknown, runId: string) => void;
+      /** How long a sync waits for more transitions to fold in; default 250 ms. */
+      debounceMs?: number;
     },
   ) {}
 
@@ -48,6 +50,8 @@ export class Surfaces {
     }
     const run = (async () => {
       do {
+        // A burst of transitions (a node ending, the next one starting) becomes one sync.
+        await new Promise((resolve) => setTimeout(resolve, this.deps.debounceMs ?? 250));
         this.#dirty.delete(runId);
         try {
           await this.sync(runId);

@@ -1,0 +1,84 @@
+import type { IssueCommentCreatedEvent, IssuesLabeledEvent } from "@octokit/webhooks-types";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { payloadOf, startTestApp, type TestApp } from "./helpers/harness.js";
+
+/** A ten-node lifecycle of commands (a stand-in agent CLI), with no rework. */
+const LIFECYCLE = `version: 1
+name: lifecycle
+on:
+  label: clustercode
+engines:
+  scripted:
+    command: [bash, -c, "true", "{prompt_file}"]
+nodes:
+  requirements: { kind: run, run: "echo req > REQUIREMENTS.md" }
+  design: { kind: run, run: "echo design > DESIGN.md" }
+  implement:
+    kind: loop
+    goal: Implement it
+    agent: { engine: scripted }
+    gates: [{ name: tests, run: "true" }]
+    budget: { max_iterations: 3 }
+  test: { kind: decision, evaluator: deterministic, run: "true" }
+  triage: { kind: decision, evaluator: status }
+  docs: { kind: run, run: "echo docs > CHANGELOG.md" }
+  ship: { kind: approval }
+  deploy: { kind: run, run: "echo deployed > deploy.txt" }
+  verify: { kind: decision, evaluator: deterministic, run: "test -s deploy.txt" }
+  announce: { kind: run, run: "echo done > NEWS.md" }
+edges:
+  - { from: requirements, to: design }
+  - { from: design, to: implement }
+  - { from: implement, to: test }
+  - { from: test, to: triage, label: pass }
+  - { from: test, to: failed, label: fail }
+  - { from: triage, to: docs, label: default }
+  - { from: docs, to: ship }
+  - { from: ship, to: deploy, label: approved }
+  - { from: ship, to: failed, label: rejected }
+  - { from: deploy, to: verify }
+  - { from: verify, to: announce, label: pass }
+  - { from: verify, to: escalated, label: fail }
+`;
+
+describe("GitHub REST calls of a lifecycle run", () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp(LIFECYCLE);
+    app.github.permissions.set("alice", "write");
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it("stays within 40 calls for a ten-node run without rework", async () => {
+    const labeled = payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
+      if (p.label !== undefined) p.label.name = "clustercode";
+      p.issue.number = 9;
+      p.sender.login = "alice";
+      p.sender.type = "User";
+    });
+    await app.deliver("issues", labeled);
+    await app.waitForStatus("awaiting_input", 30_000);
+    const approve = payloadOf<IssueCommentCreatedEvent>("issue_comment", "created", (p) => {
+      p.issue.number = 9;
+      delete p.issue.pull_request;
+      p.comment.body = "/approve";
+      p.sender.login = "alice";
+      p.sender.type = "User";
+    });
+    await app.deliver("issue_comment", approve);
+    const done = await app.waitForStatus("succeeded", 30_000);
+    expect(done.state.visits).toHaveLength(10);
+    const calls = app.github.requests.filter((r) => !r.path.endsWith("/access_tokens"));
+    const summary = new Map<string, number>();
+    for (const call of calls) {
+      const key = `${call.method} ${call.path.replace(/\/\d+/g, "/:n").replace(/[0-9a-f]{40}/g, ":sha")}`;
+      summary.set(key, (summary.get(key) ?? 0) + 1);
+    }
+    console.info(`REST calls for a ten-node run: ${calls.length}`, Object.fromEntries(summary));
+    expect(app.github.problems).toEqual([]);
+    expect(app.errors).toEqual([]);
+    expect(calls.length).toBeLessThanOrEqual(40);
+  }, 60_000);
+});
