@@ -1,4 +1,4 @@
-/* global process, console, performance, fetch, setTimeout */
+/* global process, console, performance, fetch, setTimeout, structuredClone */
 // Webhook acknowledgement latency (p50/p99 at a fixed rate) and throughput (closed loop) of the
 // ClusterCode app (delivery recorded in the embedded store before the ack) against a bare
 // Probot app with a no-op handler, each served by its own child process on 127.0.0.1.
