@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -36,6 +36,9 @@ function racingProcesses(): string[] {
 
 describe("a prototype race on local DevBoxes", () => {
   it("the second variant passes first and wins; the others are cancelled, with no process left running", async () => {
+    // Local DevBoxes run the built CLI (`npm test` builds it first).
+    const cli = new URL("../../dist/cli/main.js", import.meta.url);
+    expect(existsSync(cli), "dist/cli/main.js is missing: run npm run build").toBe(true);
     const repo = join(root, "repo");
     const git = (...args: string[]) =>
       execFileSync("git", ["-C", repo, ...args], { stdio: "pipe" });
