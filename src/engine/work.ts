@@ -102,13 +102,14 @@ function onLoopCommand(t: Transition, progress: LoopProgress, result: CommandRes
     progress.commandId = t.dispatch(devbox.id, { type: "script", script: next.run });
     return;
   }
+  const spent = progress.costUsd ?? 0;
   t.record("loop.iteration", {
     node: t.active.node,
     iteration: progress.iteration,
     failedGates: progress.failures.map((failure) => failure.gate),
+    costUsd: spent,
   });
   const budget = node.budget;
-  const spent = progress.costUsd ?? 0;
   const perIteration = budget?.max_cost_per_iteration_usd;
   if (progress.failures.length === 0) {
     finishContainer(t, "succeeded");
