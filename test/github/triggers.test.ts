@@ -1,4 +1,9 @@
-import type { IssueCommentCreatedEvent, IssuesLabeledEvent } from "@octokit/webhooks-types";
+import type {
+  InstallationCreatedEvent,
+  IssueCommentCreatedEvent,
+  IssuesLabeledEvent,
+} from "@octokit/webhooks-types";
+import { webhookExample } from "./helpers/examples.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Schedules } from "../../src/github/schedules.js";
 import { OWNER, payloadOf, REPO, startTestApp, type TestApp } from "./helpers/harness.js";
@@ -127,5 +132,18 @@ describe("triggers, commands and admission", () => {
     await app.waitForStatus("awaiting_input");
     expect(await app.host.schedules.tick(six + 86_400_000)).toHaveLength(0);
     expect(app.github.comments.at(-1)?.body).toContain("skipped the scheduled run of ship");
+  });
+
+  it("registers the schedules of the repositories an installation adds", async () => {
+    const installed = webhookExample<InstallationCreatedEvent>("installation", "created");
+    installed.installation.id = 1;
+    installed.repositories = [
+      { id: 1, node_id: "R_1", name: REPO, full_name: `${OWNER}/${REPO}`, private: false },
+    ];
+    await app.deliver("installation", installed);
+    expect(app.github.calls("GET", /^\/repos\/Codertocat\/Hello-World$/)).toHaveLength(1);
+    const fired = await app.host.schedules.tick(Date.parse("2026-12-04T06:00:01Z"));
+    expect(fired).toHaveLength(1);
+    await app.waitForStatus("awaiting_input");
   });
 });

@@ -72,6 +72,14 @@ export class FakeGitHub {
     ["GET", /^\/repos\/[^/]+\/[^/]+\/installation$/, () => [200, { id: 1 }]],
     [
       "GET",
+      /^\/repos\/([^/]+)\/([^/]+)$/,
+      ([owner, name]) => [
+        200,
+        { id: 1, name, full_name: `${owner}/${name}`, default_branch: "main" },
+      ],
+    ],
+    [
+      "GET",
       /^\/repos\/[^/]+\/[^/]+\/collaborators\/([^/]+)\/permission$/,
       ([user = ""]) => {
         const permission = this.permissions.get(user);
