@@ -1,3 +1,4 @@
+import type { RemovedText } from "../agents/clean-text.js";
 import type { Workflow } from "../workflow/workflow.schema.js";
 import type { CommandRequest, CommandResult, DevBoxSpec, TokenUsage } from "./commands.js";
 
@@ -34,7 +35,7 @@ export interface RunDefinition {
    * What cleaning the brief removed (see `cleanIssueText` in src/agents/clean-text.ts): HTML
    * comments and invisible characters, by kind. The run's first evidence records it.
    */
-  briefCleaned?: Readonly<Record<string, number>>;
+  briefCleaned?: Readonly<RemovedText>;
   /** Agent CLIs by engine name: argv templates with `{prompt_file}` and `{model}`. */
   engines: Readonly<Record<string, EngineCommand>>;
 }
