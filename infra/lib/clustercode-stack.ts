@@ -1,4 +1,9 @@
-import { Stack, type StackProps } from "aws-cdk-lib";
+import {
+  DefaultStackSynthesizer,
+  Stack,
+  type IStackSynthesizer,
+  type StackProps,
+} from "aws-cdk-lib";
 import type { Table } from "aws-cdk-lib/aws-dynamodb";
 import { Vpc, type IVpc } from "aws-cdk-lib/aws-ec2";
 import type { Construct } from "constructs";
@@ -22,7 +27,13 @@ export class ClusterCodeStack extends Stack {
   readonly app: AppService;
 
   constructor(scope: Construct, id: string, props: StackProps = {}) {
-    super(scope, id, props);
+    // No assets to publish and no bootstrap rule: the template deploys with plain CloudFormation.
+    super(scope, id, {
+      synthesizer: viewAs<IStackSynthesizer>(
+        new DefaultStackSynthesizer({ generateBootstrapVersionRule: false }),
+      ),
+      ...props,
+    });
     const settings = readSettings(this);
     const vpc = viewAs<IVpc>(new Vpc(this, "Vpc", { maxAzs: 2, natGateways: 1 }));
     const table = createStoreTable(this);
