@@ -89,6 +89,8 @@ export class AppHost {
     const hub = new DevBoxHub({
       onEvent: (event) => effects.onHubEvent(event),
       onError: (error) => log.error("DevBox hub", error),
+      // DevBoxes refresh their git token here (the same narrowed token as the clone's).
+      repoToken: async (runId) => installations.repoToken((await store.getRun(runId))?.repo ?? ""),
     });
     await hub.listen();
     const ghHost = env.GHE_HOST ?? "github.com";
@@ -105,7 +107,7 @@ export class AppHost {
         // The token is minted at claim time and travels only to the executor's clone.
         repositoryOf: async (runId) => {
           const repo = (await store.getRun(runId))?.repo ?? "";
-          return cloneUrl(repo, await installations.token(repo));
+          return cloneUrl(repo, (await installations.repoToken(repo)).token);
         },
       },
       deliver: (runId, event) =>

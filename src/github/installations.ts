@@ -1,3 +1,4 @@
+import { createRepoToken, RepoTokens, type RepoToken } from "../devbox/repo-token.js";
 import { callGitHub } from "./errors.js";
 import { splitFullName, type GitHub, type GitHubAuth } from "./github.js";
 
@@ -7,8 +8,13 @@ import { splitFullName, type GitHub, type GitHubAuth } from "./github.js";
  */
 export class Installations {
   readonly #byRepo = new Map<string, number>();
+  readonly #tokens: RepoTokens;
 
-  constructor(private readonly auth: () => GitHubAuth) {}
+  constructor(private readonly auth: () => GitHubAuth) {
+    this.#tokens = new RepoTokens({
+      mint: async (repo) => createRepoToken(await this.auth().app(), await this.idOf(repo), repo),
+    });
+  }
 
   /** Notes that `repo` (owner/name) is served by installation `id`. */
   remember(repo: string, id: number): void {
@@ -32,10 +38,11 @@ export class Installations {
     return data.id;
   }
 
-  /** A fresh installation access token for `repo`, for a DevBox's clone and pushes. */
-  async token(repo: string): Promise<string> {
-    const gh = await this.client(repo);
-    const auth = (await gh.auth({ type: "installation" })) as { token: string };
-    return auth.token;
+  /**
+   * A token for a DevBox's clone and pushes: narrowed to `repo` alone with `contents: write`
+   * only, cached until it nears expiry.
+   */
+  repoToken(repo: string): Promise<RepoToken> {
+    return this.#tokens.tokenFor(repo);
   }
 }

@@ -76,6 +76,11 @@ describe("a run from label to done through an approval", () => {
       "main",
     );
     expect(gh.calls("DELETE", /issues\/7\/labels\/clustercode$/)).toHaveLength(1);
+    // The DevBox's clone token is narrowed to the one repository with contents: write only.
+    expect(gh.calls("POST", /access_tokens$/).map((call) => call.body)).toContainEqual({
+      repositories: ["Hello-World"],
+      permissions: { contents: "write" },
+    });
     const pull = gh.calls("POST", /\/pulls$/)[0];
     expect(pull?.body).toMatchObject({ head: definition.branch, base: "main", draft: true });
     const approvalCheck = gh.checkRuns.find((run) => run.external_id === `${state.runId}/1`);
