@@ -11,6 +11,7 @@ import type { DeliveryRecord, Store } from "../store/store.js";
 import { Admission } from "./admission.js";
 import { Answers } from "./answers.js";
 import { TokenScrubbingExecutor } from "./clone-source.js";
+import { chooseExecutor } from "./executor-choice.js";
 import type { GitHubAuth } from "./github.js";
 import { DeliveryIntake } from "./intake.js";
 import { Installations } from "./installations.js";
@@ -73,13 +74,18 @@ export class AppHost {
     const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
     const opened = await openStore({ stateDir: options.stateDir, env });
     const store = opened.store;
-    const local = new LocalExecutor({
-      stateDir: options.stateDir,
+    const choice = await chooseExecutor(
       env,
-      ...(options.cliPath === undefined ? {} : { cliPath: options.cliPath }),
-    });
-    await local.reap();
-    const executor = new TokenScrubbingExecutor(local);
+      () =>
+        new LocalExecutor({
+          stateDir: options.stateDir,
+          env,
+          ...(options.cliPath === undefined ? {} : { cliPath: options.cliPath }),
+        }),
+      (event) => effects.onHubEvent(event),
+    );
+    const { executor } = choice;
+    if (executor instanceof TokenScrubbingExecutor) await executor.reap();
     const box: { host?: AppHost } = {};
     const auth = (): GitHubAuth => {
       if (box.host === undefined) throw new Error("programmer error: the host is still opening");
@@ -89,6 +95,8 @@ export class AppHost {
     const hub = new DevBoxHub({
       onEvent: (event) => effects.onHubEvent(event),
       onError: (error) => log.error("DevBox hub", error),
+      host: choice.hubHost,
+      port: choice.hubPort,
       // DevBoxes refresh their git token here (the same narrowed token as the clone's).
       repoToken: async (runId) => installations.repoToken((await store.getRun(runId))?.repo ?? ""),
     });
@@ -107,6 +115,7 @@ export class AppHost {
         // The token is minted at claim time and travels only to the executor's clone.
         repositoryOf: async (runId) => {
           const repo = (await store.getRun(runId))?.repo ?? "";
+          if (choice.tokenFromHub) return repo;
           return cloneUrl(repo, (await installations.repoToken(repo)).token);
         },
       },
@@ -149,7 +158,13 @@ export class AppHost {
     });
     const redelivery = new RedeliveryReconciler({ store, auth, holder, now, onError });
     const pump = new TimerPump({ store, runtime, now, onError });
-    const closers = [() => executor.stopAll(), () => hub.close(), () => opened.close()];
+    const closers = [
+      async () => {
+        await executor.stopAll?.();
+      },
+      () => hub.close(),
+      () => opened.close(),
+    ];
     box.host = new AppHost(
       store,
       runtime,

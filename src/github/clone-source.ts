@@ -36,6 +36,11 @@ export class TokenScrubbingExecutor implements DevBoxExecutor {
     return this.inner.stop(devboxId);
   }
 
+  /** Stops DevBoxes a crashed process left running. */
+  async reap(): Promise<void> {
+    await this.inner.reap();
+  }
+
   /** Stops every DevBox this process started. */
   stopAll(): Promise<void> {
     return this.inner.stopAll();

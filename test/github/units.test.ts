@@ -4,6 +4,7 @@ import { healthz } from "../../src/github/app.js";
 import { buildBrief } from "../../src/github/brief.js";
 import { scrubCredentials } from "../../src/github/clone-source.js";
 import { parseCommand } from "../../src/github/commands.js";
+import { chooseExecutor } from "../../src/github/executor-choice.js";
 import { batches, MAX_TEXT_BYTES, truncateText } from "../../src/github/limits.js";
 import { failedDeliveries } from "../../src/github/redelivery.js";
 
@@ -94,5 +95,43 @@ describe("small edges", () => {
       6 * 3_600_000,
     );
     expect(failed.map((delivery) => delivery.id)).toEqual([4]);
+  });
+});
+
+describe("choosing the DevBox executor", () => {
+  const ecsEnv = {
+    CLUSTERCODE_EXECUTOR: "ecs",
+    CLUSTERCODE_ECS_CLUSTER: "devboxes",
+    CLUSTERCODE_ECS_CAPACITY_PROVIDER: "devbox-capacity",
+    CLUSTERCODE_ECS_EXECUTION_ROLE_ARN: "arn:aws:iam::123456789012:role/exec",
+    CLUSTERCODE_ECS_TASK_ROLE_ARN: "arn:aws:iam::123456789012:role/task",
+    CLUSTERCODE_DEVBOX_IMAGE: "ghcr.io/acme/devbox:1",
+    AWS_REGION: "eu-west-1",
+    CLUSTERCODE_INTERNAL_PORT: "8081",
+  };
+
+  it("uses ECS tasks that fetch their token from the hub on the internal address", async () => {
+    const choice = await chooseExecutor(
+      { ...ecsEnv, CLUSTERCODE_INTERNAL_HOST: "10.0.3.7" },
+      () => {
+        throw new Error("no local executor with ECS");
+      },
+      () => undefined,
+    );
+    expect(choice).toMatchObject({ hubHost: "10.0.3.7", hubPort: 8081, tokenFromHub: true });
+  });
+
+  it("says what is missing outside ECS", async () => {
+    await expect(
+      chooseExecutor(
+        ecsEnv,
+        () => {
+          throw new Error("unused");
+        },
+        () => undefined,
+      ),
+    ).rejects.toThrow(
+      "CLUSTERCODE_EXECUTOR=ecs needs CLUSTERCODE_INTERNAL_HOST outside ECS (no ECS_CONTAINER_METADATA_URI_V4)",
+    );
   });
 });

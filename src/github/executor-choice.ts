@@ -1,0 +1,66 @@
+import { ecsExecutorFromEnv } from "../devbox/ecs-config.js";
+import type { DevBoxEvent } from "../devbox/hub-events.js";
+import type { DevBoxExecutor } from "../devbox/executor.js";
+import type { LocalExecutor } from "../devbox/local-executor.js";
+import { TokenScrubbingExecutor } from "./clone-source.js";
+
+/** The DevBox executor of the app and how DevBoxes reach it. */
+export interface ExecutorChoice {
+  executor: DevBoxExecutor & { stopAll?: () => Promise<void> };
+  /** Where the hub listens (an address DevBoxes can reach) and on which port. */
+  hubHost: string;
+  hubPort: number;
+  /** Whether DevBoxes get the repository as `owner/name` and fetch their token from the hub. */
+  tokenFromHub: boolean;
+}
+
+/**
+ * Local DevBoxes by default (the hub on 127.0.0.1, the clone URL carrying a token); with
+ * `CLUSTERCODE_EXECUTOR=ecs`, ECS tasks that reach the hub on `CLUSTERCODE_INTERNAL_HOST`
+ * (default: this task's private IPv4 from the ECS metadata endpoint) and
+ * `CLUSTERCODE_INTERNAL_PORT`, and fetch their repository token from it.
+ */
+export async function chooseExecutor(
+  env: NodeJS.ProcessEnv,
+  local: () => LocalExecutor,
+  onLost: (event: DevBoxEvent) => void,
+): Promise<ExecutorChoice> {
+  if (env.CLUSTERCODE_EXECUTOR !== "ecs") {
+    return {
+      executor: new TokenScrubbingExecutor(local()),
+      hubHost: "127.0.0.1",
+      hubPort: 0,
+      tokenFromHub: false,
+    };
+  }
+  const executor = ecsExecutorFromEnv(env, {
+    // The engine reads "lost" the same whatever the cause; the hub's reasons are the narrower type.
+    onLost: (devboxId, reason) =>
+      onLost({ type: "devbox.lost", devboxId, reason: reason as "never-connected" }),
+  });
+  const hubHost = env.CLUSTERCODE_INTERNAL_HOST ?? (await taskPrivateIp(env));
+  return {
+    executor,
+    hubHost,
+    hubPort: Number(env.CLUSTERCODE_INTERNAL_PORT ?? "8080"),
+    tokenFromHub: true,
+  };
+}
+
+/** This ECS task's private IPv4 address, from the task metadata endpoint (v4). */
+async function taskPrivateIp(env: NodeJS.ProcessEnv): Promise<string> {
+  const base = env.ECS_CONTAINER_METADATA_URI_V4;
+  if (base === undefined) {
+    throw new Error(
+      "CLUSTERCODE_EXECUTOR=ecs needs CLUSTERCODE_INTERNAL_HOST outside ECS (no ECS_CONTAINER_METADATA_URI_V4)",
+    );
+  }
+  const response = await fetch(`${base}/task`);
+  if (!response.ok) throw new Error(`ECS task metadata answered ${response.status}`);
+  const task = (await response.json()) as {
+    Containers?: { Networks?: { IPv4Addresses?: string[] }[] }[];
+  };
+  const ip = task.Containers?.[0]?.Networks?.[0]?.IPv4Addresses?.[0];
+  if (ip === undefined) throw new Error("ECS task metadata holds no IPv4 address");
+  return ip;
+}
