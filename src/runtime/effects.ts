@@ -95,15 +95,33 @@ export class DevBoxEffects implements EffectPerformer {
             return value === undefined ? [] : [[name, value]];
           }),
         );
-        await executor.start({
-          devboxId: id,
-          runId,
-          apiUrl: hub.url,
-          token,
-          spec: effect.spec,
-          repository: await this.deps.source.repositoryOf(runId),
-          env: secrets,
-        });
+        try {
+          await executor.start({
+            devboxId: id,
+            runId,
+            apiUrl: hub.url,
+            token,
+            spec: effect.spec,
+            repository: await this.deps.source.repositoryOf(runId),
+            env: secrets,
+          });
+        } catch (error) {
+          // A DevBox that cannot start fails its node with the reason; the run goes on from there.
+          this.#live.delete(id);
+          hub.release(id);
+          const reason = error instanceof Error ? error.message : String(error);
+          const at = this.deps.now();
+          queueMicrotask(() =>
+            this.deps.deliver(runId, {
+              type: "devbox.ready",
+              devboxId: effect.devboxId,
+              ok: false,
+              error: reason,
+              at,
+            }),
+          );
+          return { failed: reason };
+        }
         return { started: id };
       }
       case "devbox.release": {

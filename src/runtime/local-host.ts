@@ -1,3 +1,4 @@
+import { GitDiffSource } from "../agents/diff-source.js";
 import { DevBoxHub } from "../devbox/hub.js";
 import { LocalExecutor } from "../devbox/local-executor.js";
 import type { Effect, RunEvent, RunSnapshot } from "../engine/model.js";
@@ -5,6 +6,7 @@ import { openStore } from "../store/embedded.js";
 import type { Store } from "../store/store.js";
 import { DevBoxEffects } from "./effects.js";
 import { judgeFromEnv } from "./judge.js";
+import { recoverRun } from "./recover.js";
 import { isSettled, Runtime, type RunDocument, type RuntimeOptions } from "./runtime.js";
 import { TimerPump } from "./timer-pump.js";
 
@@ -84,6 +86,7 @@ export class LocalHost {
       hub,
       executor,
       judge: judgeFromEnv(options.env),
+      diffs: new GitDiffSource(),
       source: {
         env: options.env,
         repositoryOf: async (runId) => (await store.getRun(runId))?.repo ?? "",
@@ -118,19 +121,13 @@ export class LocalHost {
     await this.runtime.deliver(runId, event).catch((error: unknown) => this.watch.fail(error));
   }
 
-  /**
-   * Picks up a run after its process stopped: performs what its outbox still owes, reports
-   * the DevBoxes it held as lost (their process is gone), and lets due timers fire.
-   */
+  /** Picks up a run after its process stopped (see {@link recoverRun}). */
   async resume(runId: string): Promise<RunSnapshot | undefined> {
-    const loaded = await this.runtime.reconcile(runId);
-    if (loaded === undefined) return undefined;
-    for (const devboxId of heldDevBoxes(loaded.document.state)) {
-      if (this.effects.isLive(runId, devboxId)) continue;
-      const reason = "its runtime process stopped";
-      await this.deliver(runId, { type: "devbox.lost", devboxId, reason, at: this.now() });
-    }
-    return (await this.runtime.load(runId))?.document.state;
+    const deps = { runtime: this.runtime, effects: this.effects, now: this.now };
+    return recoverRun(deps, runId, "its runtime process stopped").catch((error: unknown) => {
+      this.watch.fail(error);
+      throw error;
+    });
   }
 
   /** Resolves when the run finishes or waits on people; rejects when the host failed. */
@@ -162,16 +159,4 @@ function faultInjection(env: NodeJS.ProcessEnv): Pick<RuntimeOptions, "atBoundar
       if (++crossed === target) process.kill(process.pid, "SIGKILL");
     },
   };
-}
-
-/** The DevBoxes a run holds: the run's own and its prototype variants'. */
-function heldDevBoxes(state: RunSnapshot): string[] {
-  const ids = state.devbox === undefined ? [] : [state.devbox.id];
-  const progress = state.active?.progress;
-  if (progress?.kind === "prototype") {
-    for (const variant of progress.variants) {
-      if (!["passed", "failed", "cancelled"].includes(variant.phase)) ids.push(variant.devbox.id);
-    }
-  }
-  return ids;
 }
