@@ -85,3 +85,36 @@ export async function upsertCheckRun(
 function checkKey(externalId: string, headSha: string): string {
   return externalId.includes("/") ? externalId : `${externalId}@${headSha}`;
 }
+
+/**
+ * Completes the run's check runs on earlier heads (as neutral, "superseded") once the run's
+ * check run moved to `headSha`, so no stale run check stays in progress on an old commit.
+ */
+export async function supersedeOldRunChecks(
+  gh: GitHub,
+  repo: RepoRef,
+  memo: CheckRunMemo,
+  runId: string,
+  headSha: string,
+): Promise<void> {
+  for (const [key, known] of memo.ids) {
+    if (!key.startsWith(`${runId}@`) || key === `${runId}@${headSha}`) continue;
+    if (known.digest === SUPERSEDED) continue;
+    await callGitHub(`supersede check run ${known.id}`, () =>
+      gh.request("PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}", {
+        owner: repo.owner,
+        repo: repo.repo,
+        check_run_id: known.id,
+        status: "completed",
+        conclusion: "neutral",
+        output: {
+          title: "Superseded",
+          summary: `The run moved on to ${headSha}; its check run is there.`,
+        },
+      }),
+    );
+    memo.ids.set(key, { ...known, digest: SUPERSEDED });
+  }
+}
+
+const SUPERSEDED = "superseded";

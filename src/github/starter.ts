@@ -6,6 +6,7 @@ import type { RunDocument, Runtime } from "../runtime/runtime.js";
 import type { Store } from "../store/store.js";
 import type { Workflow } from "../workflow/workflow.schema.js";
 import type { Admission } from "./admission.js";
+import type { RemovedText } from "../agents/clean-text.js";
 import { buildBrief } from "./brief.js";
 import { callGitHub, isNotFound } from "./errors.js";
 import { fullName, type GitHub, type RepoRef } from "./github.js";
@@ -41,6 +42,8 @@ export interface TriggerRequest {
  */
 export interface PinnedDefinition extends RunDefinition {
   source: { path: string; blobSha: string };
+  /** What cleaning took out of the issue text (HTML comments, invisible Unicode), by kind. */
+  briefCleaning: RemovedText;
 }
 
 /** Told when a run was created, so its surfaces appear (the status comment of a queued run). */
@@ -110,13 +113,18 @@ export class RunStarter {
       );
       return undefined;
     }
+    const brief =
+      request.brief === undefined
+        ? buildBrief(issue.title, issue.body)
+        : { text: request.brief, removed: buildBrief("", "").removed };
     const definition: PinnedDefinition = {
       runId,
       source: { path: file.path, blobSha: file.sha },
       workflow,
       baseBranch: repo.defaultBranch,
       branch: runBranch(issue.number, runId),
-      brief: request.brief ?? buildBrief(issue.title, issue.body).text,
+      brief: brief.text,
+      briefCleaning: brief.removed,
       startedBy: actor,
       engines: resolveEngines(workflow),
     };

@@ -2,7 +2,12 @@ import type { EvidenceEntry } from "../engine/model.js";
 import type { RunDocument } from "../runtime/runtime.js";
 import type { Store } from "../store/store.js";
 import type { Admission } from "./admission.js";
-import { newCheckRunMemo, upsertCheckRun, type CheckRunMemo } from "./check-runs.js";
+import {
+  newCheckRunMemo,
+  supersedeOldRunChecks,
+  upsertCheckRun,
+  type CheckRunMemo,
+} from "./check-runs.js";
 import { createComment, findMarkedComments, updateComment } from "./comments.js";
 import { splitFullName, type GitHub, type RepoRef } from "./github.js";
 import type { Installations } from "./installations.js";
@@ -94,6 +99,7 @@ export class Surfaces {
         const url = await upsertCheckRun(gh, repo, memo.checks, spec, state.lastSha);
         if (spec.externalId === runId) checkRunUrl = url;
       }
+      await supersedeOldRunChecks(gh, repo, memo.checks, runId, state.lastSha);
     }
     if (state.awaiting?.kind === "approval" && state.active !== undefined) {
       await this.#announceApproval(gh, repo, memo, { definition, state }, parsed.issue);

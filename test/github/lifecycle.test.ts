@@ -70,6 +70,10 @@ describe("a run from label to done through an approval", () => {
     const { definition, state } = waiting;
     const gh = app.github;
     expect(definition.brief).toBe("Add a greeting\n\nSay hello\n");
+    expect(definition).toMatchObject({
+      source: { path: ".clustercode/workflow.yml", blobSha: expect.any(String) as unknown },
+      briefCleaning: { htmlComments: 1 },
+    });
     expect(definition.branch).toBe(`clustercode/7-${state.runId}`);
     expect(gh.calls("GET", /collaborators\/alice\/permission$/)).toHaveLength(1);
     expect(gh.calls("GET", /contents\/\.clustercode\/workflow\.yml$/)[0]?.query.get("ref")).toBe(
