@@ -21,7 +21,11 @@ export function heldDevBoxes(state: RunSnapshot): string[] {
  * verdict, the daily ledger's total). Returns where the run stands.
  */
 export async function recoverRun(
-  deps: { runtime: Runtime; effects: DevBoxEffects; now: () => number },
+  deps: {
+    runtime: Runtime;
+    effects: Pick<DevBoxEffects, "isLive" | "resumeQuestions">;
+    now: () => number;
+  },
   runId: string,
   reason: string,
 ): Promise<RunSnapshot | undefined> {

@@ -57,7 +57,7 @@ export class Runtime {
     this.#options = options;
   }
 
-  /** Creates a run and starts it. */
+  /** Creates a run and starts it; idempotent under the run's id. */
   async start(definition: RunDefinition, meta: { repo: string }): Promise<Delivery> {
     const now = this.#options.now();
     const document: RunDocument = { definition, state: createSnapshot(definition, now) };
@@ -72,7 +72,9 @@ export class Runtime {
       createdAt: now,
       updatedAt: now,
     });
-    if (!created) throw new Error(`a run with id ${definition.runId} already exists`);
+    // A run that exists is started again: a process that died between creating and starting it
+    // left it queued; one that started already is refused by the engine.
+    if (!created) return this.deliver(definition.runId, { type: "run.start", at: now });
     return this.deliver(definition.runId, { type: "run.start", at: now });
   }
 

@@ -1,0 +1,126 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DynamoStore } from "../../src/store/dynamo-store.js";
+import { createTable } from "../../src/store/dynamo-table.js";
+import { startEmbeddedDynamo, type EmbeddedDynamo } from "../../src/store/embedded.js";
+
+const REPLICA = new URL("./fixtures/replica.js", import.meta.url).pathname;
+
+/** An app replica process, driven by JSON lines. */
+class Replica {
+  readonly process: ChildProcess;
+  readonly #pending = new Map<number, (answer: Record<string, unknown>) => void>();
+  #next = 0;
+
+  constructor(endpoint: string, table: string, name: string) {
+    this.process = spawn(process.execPath, [REPLICA, endpoint, table, name], {
+      stdio: ["pipe", "pipe", "inherit"],
+      env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
+    });
+    createInterface({ input: this.process.stdout! }).on("line", (line) => {
+      const answer = JSON.parse(line) as { id: number };
+      this.#pending.get(answer.id)?.(answer);
+    });
+  }
+
+  ask(command: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const id = this.#next++;
+    return new Promise((resolve) => {
+      this.#pending.set(id, resolve);
+      this.process.stdin!.write(`${JSON.stringify({ ...command, id })}\n`);
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.process.stdin!.end();
+    if (this.process.exitCode === null && this.process.signalCode === null) {
+      await new Promise((resolve) => this.process.once("close", resolve));
+    }
+  }
+}
+
+let dynamo: EmbeddedDynamo;
+let client: DynamoDBClient;
+let tables = 0;
+
+beforeAll(async () => {
+  dynamo = await startEmbeddedDynamo();
+  client = new DynamoDBClient({
+    endpoint: dynamo.endpoint,
+    region: "us-east-1",
+    credentials: { accessKeyId: "test", secretAccessKey: "test" },
+  });
+});
+afterAll(async () => {
+  client.destroy();
+  await dynamo.close();
+});
+
+async function newTable(): Promise<{ table: string; store: DynamoStore }> {
+  const table = `replicas${tables++}`;
+  await createTable(client, table);
+  return { table, store: new DynamoStore({ client, table }) };
+}
+
+async function expectOnce(store: DynamoStore, runIds: string[]) {
+  for (const runId of runIds) {
+    const run = await store.getRun(runId);
+    expect(run?.status, runId).toBe("succeeded");
+    const evidence = await store.listEvidence(runId);
+    expect(
+      evidence.map((record) => record.seq),
+      runId,
+    ).toEqual(evidence.map((_, index) => index + 1));
+    const kinds = evidence.map((record) => (record.entry as { kind: string }).kind);
+    for (const kind of ["run.started", "approval.answered", "run.finished"]) {
+      expect(
+        kinds.filter((seen) => seen === kind),
+        `${runId}: ${kind}`,
+      ).toHaveLength(1);
+    }
+  }
+}
+
+describe("two app replicas over one DynamoDB endpoint", () => {
+  it("every run advances exactly once per event, whichever replica gets it", async () => {
+    const { table, store } = await newTable();
+    const a = new Replica(dynamo.endpoint, table, "a");
+    const b = new Replica(dynamo.endpoint, table, "b");
+    const runs = Array.from({ length: 8 }, (_, index) => `dup${index}`);
+    // Both replicas get every start and every approval, as with a duplicated delivery.
+    const starts = await Promise.all(
+      runs.flatMap((run) => [a.ask({ op: "start", run }), b.ask({ op: "start", run })]),
+    );
+    expect(starts.filter((answer) => answer.started === true)).toHaveLength(runs.length);
+    expect(await a.ask({ op: "wait", runs, status: "awaiting_input" })).toMatchObject({ ok: true });
+    const approvals = await Promise.all(
+      runs.flatMap((run) => [a.ask({ op: "approve", run }), b.ask({ op: "approve", run })]),
+    );
+    expect(approvals.filter((answer) => answer.applied === true)).toHaveLength(runs.length);
+    expect(await b.ask({ op: "wait", runs, status: "succeeded" })).toMatchObject({ ok: true });
+    await expectOnce(store, runs);
+    await Promise.all([a.stop(), b.stop()]);
+  }, 60_000);
+
+  it("loses no run when one replica is killed mid-work", async () => {
+    const { table, store } = await newTable();
+    const a = new Replica(dynamo.endpoint, table, "a");
+    const b = new Replica(dynamo.endpoint, table, "b");
+    const runs = Array.from({ length: 8 }, (_, index) => `kill${index}`);
+    const first = a.ask({ op: "start", run: runs[0] });
+    for (const run of runs.slice(1)) void a.ask({ op: "start", run });
+    await first;
+    a.process.kill("SIGKILL");
+    await new Promise((resolve) => a.process.once("close", resolve));
+    // The survivor takes over what the dead replica held, and starts what it never created.
+    await b.ask({ op: "recover" });
+    await Promise.all(runs.map((run) => b.ask({ op: "start", run })));
+    expect(await b.ask({ op: "wait", runs, status: "awaiting_input" })).toMatchObject({ ok: true });
+    await Promise.all(runs.map((run) => b.ask({ op: "approve", run })));
+    expect(await b.ask({ op: "wait", runs, status: "succeeded" })).toMatchObject({ ok: true });
+    await expectOnce(store, runs);
+    await b.stop();
+  }, 60_000);
+});
