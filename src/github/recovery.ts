@@ -1,5 +1,5 @@
-import type { RunSnapshot } from "../engine/model.js";
 import type { DevBoxEffects } from "../runtime/effects.js";
+import { recoverRun } from "../runtime/recover.js";
 import type { RunDocument, Runtime } from "../runtime/runtime.js";
 import type { Store } from "../store/store.js";
 import type { Admission } from "./admission.js";
@@ -27,8 +27,8 @@ export function settleTransition(
 }
 
 /**
- * Picks up the active runs of the store after a restart: performs what their outboxes still
- * owe, reports DevBoxes this process does not run as lost (their process is gone), and syncs
+ * Picks up the active runs of the store after a restart (the runtime's one recovery path:
+ * outboxes, DevBoxes this process does not run reported lost, questions asked again) and syncs
  * their surfaces.
  */
 export async function recoverRuns(deps: {
@@ -39,28 +39,7 @@ export async function recoverRuns(deps: {
   now: () => number;
 }): Promise<void> {
   for (const stored of await deps.store.listActiveRuns()) {
-    const loaded = await deps.runtime.reconcile(stored.runId);
-    if (loaded === undefined) continue;
-    for (const devboxId of heldDevBoxes(loaded.document.state)) {
-      if (deps.effects.isLive(stored.runId, devboxId)) continue;
-      await deps.runtime.deliver(stored.runId, {
-        type: "devbox.lost",
-        devboxId,
-        reason: "the app process that ran it stopped",
-        at: deps.now(),
-      });
-    }
+    await recoverRun(deps, stored.runId, "the app process that ran it stopped");
     deps.surfaces.request(stored.runId);
   }
-}
-
-function heldDevBoxes(state: RunSnapshot): string[] {
-  const ids = state.devbox === undefined ? [] : [state.devbox.id];
-  const progress = state.active?.progress;
-  if (progress?.kind === "prototype") {
-    for (const variant of progress.variants) {
-      if (!["passed", "failed", "cancelled"].includes(variant.phase)) ids.push(variant.devbox.id);
-    }
-  }
-  return ids;
 }

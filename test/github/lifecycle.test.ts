@@ -190,4 +190,20 @@ describe("a run from label to done through an approval", () => {
     expect(await app.host.store.listRuns(`${OWNER}/${REPO}`)).toHaveLength(1);
     expect(app.github.calls("DELETE", /labels\/clustercode$/)).toHaveLength(1);
   });
+
+  it("picks the run up after a restart without posting its surfaces twice", async () => {
+    const { state } = await startAndWait();
+    const marker = `<!-- clustercode:run:${state.runId} -->`;
+    const before = app.github.calls("POST", /\/(comments|check-runs|pulls)$/).length;
+    await app.restart();
+    expect(app.github.calls("POST", /\/(comments|check-runs|pulls)$/)).toHaveLength(before);
+    await app.deliver("issue_comment", comment("/approve", "bob"));
+    await app.waitForStatus("succeeded");
+    expect(app.github.comments.filter((c) => c.body.includes(marker))).toHaveLength(1);
+    const runChecks = app.github.checkRuns.filter(
+      (run) => run.external_id === state.runId && run.head_sha === state.lastSha,
+    );
+    expect(runChecks).toHaveLength(1);
+    expect(runChecks[0]).toMatchObject({ conclusion: "success" });
+  });
 });

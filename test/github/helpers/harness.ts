@@ -34,6 +34,8 @@ export interface TestApp {
   errors: string[];
   /** Sends a delivery through Probot (as its webhook middleware does after verifying it). */
   deliver(event: string, payload: object, id?: string): Promise<string>;
+  /** Stops the app as a crash would leave things, opens a new one on the same state, recovers. */
+  restart(): Promise<void>;
   /** Waits until a run of the store reaches `status`, then until the app is idle. */
   waitForStatus(status: string, timeoutMs?: number): Promise<RunDocument>;
   close(): Promise<void>;
@@ -72,30 +74,34 @@ export async function startTestApp(workflow: string): Promise<TestApp> {
   github.setFile("main", ".clustercode/workflow.yml", workflow);
   github.install();
   const errors: string[] = [];
-  const host = await AppHost.open({
-    stateDir: join(dir, "state"),
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, CLUSTERCODE_DEVBOX_LAPSE_MS: "30000" },
-    log: {
-      error: (message, error) =>
-        errors.push(`${message}: ${error instanceof Error ? error.message : String(error)}`),
-    },
-    cloneUrl: () => remote,
-  });
-  const probot = new Probot({
-    appId: 1,
-    privateKey,
-    logLevel: "fatal",
-    // A function, because Probot merges its own throttle options over plain defaults.
-    Octokit: ProbotOctokit.defaults((options: { throttle?: object }) => ({
-      ...options,
-      retry: { enabled: false },
-      throttle: { ...options.throttle, enabled: false },
-    })),
-  });
-  // Without a server, Probot has nowhere to add HTTP handlers (healthz is tested on its own).
-  await probot.load((probotApp, options) =>
-    clusterCodeApp(host)(probotApp, { ...options, addHandler: () => undefined }),
-  );
+  const open = async (): Promise<{ host: AppHost; probot: Probot }> => {
+    const host = await AppHost.open({
+      stateDir: join(dir, "state"),
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, CLUSTERCODE_DEVBOX_LAPSE_MS: "30000" },
+      log: {
+        error: (message, error) =>
+          errors.push(`${message}: ${error instanceof Error ? error.message : String(error)}`),
+      },
+      cloneUrl: () => remote,
+    });
+    const probot = new Probot({
+      appId: 1,
+      privateKey,
+      logLevel: "fatal",
+      // A function, because Probot merges its own throttle options over plain defaults.
+      Octokit: ProbotOctokit.defaults((options: { throttle?: object }) => ({
+        ...options,
+        retry: { enabled: false },
+        throttle: { ...options.throttle, enabled: false },
+      })),
+    });
+    // Without a server, Probot has nowhere to add HTTP handlers (healthz is tested on its own).
+    await probot.load((probotApp, options) =>
+      clusterCodeApp(host)(probotApp, { ...options, addHandler: () => undefined }),
+    );
+    return { host, probot };
+  };
+  const { host, probot } = await open();
 
   const app: TestApp = {
     probot,
@@ -104,18 +110,24 @@ export async function startTestApp(workflow: string): Promise<TestApp> {
     remote,
     errors,
     async deliver(event, payload, id = randomUUID()) {
-      await probot.receive({ id, name: event, payload } as never);
-      await host.idle();
+      await app.probot.receive({ id, name: event, payload } as never);
+      await app.host.idle();
       return id;
+    },
+    async restart() {
+      await app.host.close();
+      Object.assign(app, await open());
+      await app.host.recover();
+      await app.host.idle();
     },
     async waitForStatus(status, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const runs = await host.store.listRuns(`${OWNER}/${REPO}`);
+        const runs = await app.host.store.listRuns(`${OWNER}/${REPO}`);
         const run = runs.find((candidate) => candidate.status === status);
         if (run !== undefined) {
-          await host.idle();
-          return (await host.store.getRun(run.runId))?.snapshot as RunDocument;
+          await app.host.idle();
+          return (await app.host.store.getRun(run.runId))?.snapshot as RunDocument;
         }
         if (Date.now() > deadline) {
           throw new Error(
@@ -126,7 +138,7 @@ export async function startTestApp(workflow: string): Promise<TestApp> {
       }
     },
     async close() {
-      await host.close();
+      await app.host.close();
       github.uninstall();
       rmSync(dir, { recursive: true, force: true });
     },
