@@ -31,6 +31,8 @@ export interface RunDefinition {
   brief: string;
   /** Who started the run. */
   startedBy?: string;
+  /** The workflow file the run pinned: its path and git blob SHA on the default branch. */
+  source?: { path: string; sha: string };
   /**
    * What cleaning the brief removed (see `cleanIssueText` in src/agents/clean-text.ts): HTML
    * comments and invisible characters, by kind. The run's first evidence records it.

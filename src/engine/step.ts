@@ -65,6 +65,7 @@ function apply(t: Transition, event: RunEvent): string | undefined {
         branch: s.branch,
         baseBranch: t.definition.baseBranch,
         startedBy: t.definition.startedBy,
+        ...(t.definition.source === undefined ? {} : { workflowFile: t.definition.source }),
       });
       const cleaned = t.definition.briefCleaned;
       if (cleaned !== undefined && Object.values(cleaned).some((count) => count > 0)) {

@@ -6,7 +6,6 @@ import type { RunDocument, Runtime } from "../runtime/runtime.js";
 import type { Store } from "../store/store.js";
 import type { Workflow } from "../workflow/workflow.schema.js";
 import type { Admission } from "./admission.js";
-import type { RemovedText } from "../agents/clean-text.js";
 import { buildBrief } from "./brief.js";
 import { callGitHub, isNotFound } from "./errors.js";
 import { fullName, type GitHub, type RepoRef } from "./github.js";
@@ -34,16 +33,6 @@ export interface TriggerRequest {
   checkActor: boolean;
   /** Brief override (a schedule's `brief`). */
   brief?: string;
-}
-
-/**
- * A run definition with the workflow file it pins (path and blob SHA on the default branch).
- * The runtime stores the definition as given, so the pin travels with the run.
- */
-export interface PinnedDefinition extends RunDefinition {
-  source: { path: string; blobSha: string };
-  /** What cleaning took out of the issue text (HTML comments, invisible Unicode), by kind. */
-  briefCleaning: RemovedText;
 }
 
 /** Told when a run was created, so its surfaces appear (the status comment of a queued run). */
@@ -117,14 +106,14 @@ export class RunStarter {
       request.brief === undefined
         ? buildBrief(issue.title, issue.body)
         : { text: request.brief, removed: buildBrief("", "").removed };
-    const definition: PinnedDefinition = {
+    const definition: RunDefinition = {
       runId,
-      source: { path: file.path, blobSha: file.sha },
+      source: { path: file.path, sha: file.sha },
       workflow,
       baseBranch: repo.defaultBranch,
       branch: runBranch(issue.number, runId),
       brief: brief.text,
-      briefCleaning: brief.removed,
+      briefCleaned: { ...brief.removed },
       startedBy: actor,
       engines: resolveEngines(workflow),
     };

@@ -71,8 +71,8 @@ describe("a run from label to done through an approval", () => {
     const gh = app.github;
     expect(definition.brief).toBe("Add a greeting\n\nSay hello\n");
     expect(definition).toMatchObject({
-      source: { path: ".clustercode/workflow.yml", blobSha: expect.any(String) as unknown },
-      briefCleaning: { htmlComments: 1 },
+      source: { path: ".clustercode/workflow.yml", sha: expect.any(String) as unknown },
+      briefCleaned: { htmlComments: 1 },
     });
     expect(definition.branch).toBe(`clustercode/7-${state.runId}`);
     expect(gh.calls("GET", /collaborators\/alice\/permission$/)).toHaveLength(1);
