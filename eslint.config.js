@@ -24,8 +24,14 @@ export default tseslint.config(
         {
           patterns: [
             { group: ["node:*"], message: "The engine is pure: no Node.js I/O." },
-            { group: ["@aws-sdk/*", "probot", "@octokit/*"], message: "The engine is pure: no SDKs." },
-            { group: ["**/runtime/**", "**/store/**", "**/devbox/**", "**/github/**"], message: "The engine is pure." },
+            {
+              group: ["@aws-sdk/*", "probot", "@octokit/*"],
+              message: "The engine is pure: no SDKs.",
+            },
+            {
+              group: ["**/runtime/**", "**/store/**", "**/devbox/**", "**/github/**"],
+              message: "The engine is pure.",
+            },
           ],
         },
       ],
