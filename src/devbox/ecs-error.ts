@@ -1,3 +1,4 @@
+import { classifyAwsError } from "../aws/classify-error.js";
 /** What went wrong talking to ECS, in the executor's words. */
 export type EcsErrorCode =
   /** ECS asked us to slow down (throttling, request limits). */
@@ -58,52 +59,12 @@ const BY_NAME: Record<string, { code: EcsErrorCode; retryable: boolean }> = {
   CredentialsProviderError: { code: "access_denied", retryable: false },
 };
 
-/** Node socket error codes that mean the endpoint could not be reached or dropped us. */
-const NETWORK_CODES = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "EPIPE",
-  "ETIMEDOUT",
-  "EHOSTUNREACH",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-]);
-
 /**
- * Maps whatever the ECS client threw during `operation` to an EcsError, by the error's `name`,
+ * Maps whatever the ECS client threw during `operation` to a EcsError, by the error's `name`,
  * its Node `code` or the SDK's `$fault`; never by message text.
  */
 export function toEcsError(error: unknown, operation: string): EcsError {
   if (error instanceof EcsError) return error;
-  const name = error instanceof Error ? error.name : "";
-  const detail = error instanceof Error ? error.message : String(error);
-  const known = BY_NAME[name];
-  if (known !== undefined) {
-    return new EcsError(known.code, `ECS ${operation} failed: ${name}: ${detail}`, {
-      retryable: known.retryable,
-      cause: error,
-    });
-  }
-  const nodeCode = readProperty(error, "code");
-  if (typeof nodeCode === "string" && NETWORK_CODES.has(nodeCode)) {
-    return new EcsError("unavailable", `ECS ${operation} could not reach the endpoint`, {
-      retryable: true,
-      cause: error,
-    });
-  }
-  if (readProperty(error, "$fault") === "server") {
-    return new EcsError("unavailable", `ECS ${operation} failed on the server: ${detail}`, {
-      retryable: true,
-      cause: error,
-    });
-  }
-  return new EcsError("unknown", `ECS ${operation} failed: ${name || "error"}: ${detail}`, {
-    cause: error,
-  });
-}
-
-function readProperty(value: unknown, key: string): unknown {
-  return typeof value === "object" && value !== null
-    ? (value as Record<string, unknown>)[key]
-    : undefined;
+  const { code, retryable, message } = classifyAwsError(error, "ECS", operation, BY_NAME);
+  return new EcsError(code, message, { retryable, cause: error });
 }
