@@ -1,3 +1,5 @@
+import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 
 /** What a command may touch, passed in so tests can run commands in-process. */
@@ -35,4 +37,14 @@ export function formatOption<F extends string>(value: unknown, allowed: readonly
     throw new UsageError(`--format must be one of ${allowed.join(", ")}`);
   }
   return format as F;
+}
+
+/** The text of `file` (relative to the command's directory), or a usage error naming why not. */
+export async function readInput(io: CommandIo, file: string): Promise<string> {
+  try {
+    return await readFile(resolve(io.cwd, file), "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new UsageError(`cannot read ${file}: ${code}`);
+  }
 }

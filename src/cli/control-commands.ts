@@ -68,37 +68,29 @@ function note(values: Values): { note?: string } {
 /** `clustercode resume RUN`. */
 export const resume = controlCommand("resume", "usage: clustercode resume RUN", {});
 
-/** `clustercode approve RUN [--node N] [--as NAME] [--note TEXT]`. */
-export const approve = controlCommand(
-  "approve",
-  "usage: clustercode approve RUN [--node N] [--as NAME] [--note TEXT]",
-  { node: { type: "string" }, as: { type: "string" }, note: { type: "string" } },
-  (values, _rest, io, at) => ({
-    type: "approval.answer",
-    decision: "approved",
-    actor: actor(values, io),
-    where: "clustercode approve",
-    ...(typeof values.node === "string" ? { node: values.node } : {}),
-    ...note(values),
-    at,
-  }),
-);
+/** `clustercode approve|reject RUN [--node N] [--as NAME] [--note TEXT]`: answers an approval. */
+function answer(decision: "approved" | "rejected"): Command {
+  const name = decision === "approved" ? "approve" : "reject";
+  return controlCommand(
+    name,
+    `usage: clustercode ${name} RUN [--node N] [--as NAME] [--note TEXT]`,
+    { node: { type: "string" }, as: { type: "string" }, note: { type: "string" } },
+    (values, _rest, io, at) => ({
+      type: "approval.answer",
+      decision,
+      actor: actor(values, io),
+      where: `clustercode ${name}`,
+      ...(typeof values.node === "string" ? { node: values.node } : {}),
+      ...note(values),
+      at,
+    }),
+  );
+}
 
-/** `clustercode reject RUN [--node N] [--as NAME] [--note REASON]`. */
-export const reject = controlCommand(
-  "reject",
-  "usage: clustercode reject RUN [--node N] [--as NAME] [--note REASON]",
-  { node: { type: "string" }, as: { type: "string" }, note: { type: "string" } },
-  (values, _rest, io, at) => ({
-    type: "approval.answer",
-    decision: "rejected",
-    actor: actor(values, io),
-    where: "clustercode reject",
-    ...(typeof values.node === "string" ? { node: values.node } : {}),
-    ...note(values),
-    at,
-  }),
-);
+/** `clustercode approve RUN`. */
+export const approve = answer("approved");
+/** `clustercode reject RUN`. */
+export const reject = answer("rejected");
 
 /** `clustercode retry RUN [--as NAME]`. */
 export const retry = controlCommand(

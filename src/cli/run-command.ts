@@ -1,13 +1,12 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { promisify } from "node:util";
 import { cleanIssueText } from "../agents/clean-text.js";
 import { resolveEngines } from "../agents/engines.js";
 import { LocalHost } from "../runtime/local-host.js";
 import { parseWorkflow } from "../workflow/parse.js";
-import { formatOption, parseOptions, UsageError, type Command } from "./command.js";
+import { formatOption, parseOptions, readInput, UsageError, type Command } from "./command.js";
 import { finish, progressPrinter, resolveStateDir, RUN_FORMATS } from "./run-output.js";
 import { renderReports } from "./validate-command.js";
 
@@ -34,11 +33,7 @@ const run: Command = async (args, io) => {
   if (values.brief !== undefined && values["brief-file"] !== undefined) {
     throw new UsageError("give --brief or --brief-file, not both");
   }
-  const text = await readFile(resolve(io.cwd, file), "utf8").catch(
-    (error: NodeJS.ErrnoException) => {
-      throw new UsageError(`cannot read ${file}: ${error.code ?? error.message}`);
-    },
-  );
+  const text = await readInput(io, file);
   const parsed = parseWorkflow(text);
   if (!parsed.ok) {
     io.stderr.write(renderReports([{ file, valid: false, findings: parsed.findings }], "human"));
@@ -48,9 +43,7 @@ const run: Command = async (args, io) => {
   const baseBranch = await currentBranch(repo);
   const brief =
     values["brief-file"] !== undefined
-      ? await readFile(resolve(io.cwd, values["brief-file"]), "utf8").catch(() => {
-          throw new UsageError(`cannot read ${values["brief-file"]}`);
-        })
+      ? await readInput(io, values["brief-file"])
       : (values.brief ?? "");
   // The brief may be an issue pasted from GitHub: it gets the same cleaning as the app's.
   const cleaned = cleanIssueText(brief);

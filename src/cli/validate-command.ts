@@ -1,8 +1,8 @@
 import { readdir, readFile } from "node:fs/promises";
-import { join, relative, resolve } from "node:path";
+import { join, relative } from "node:path";
 import type { Finding } from "../workflow/finding.js";
 import { parseWorkflow } from "../workflow/parse.js";
-import { formatOption, parseOptions, UsageError, type Command } from "./command.js";
+import { formatOption, parseOptions, readInput, UsageError, type Command } from "./command.js";
 
 /** The result of validating one file. */
 export interface FileReport {
@@ -25,15 +25,7 @@ const validate: Command = async (args, io) => {
   }
   const reports: FileReport[] = [];
   for (const file of files) {
-    let text: string;
-    try {
-      text = await readFile(resolve(io.cwd, file), "utf8");
-    } catch (error) {
-      io.stderr.write(
-        `clustercode validate: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}\n`,
-      );
-      return 2;
-    }
+    const text = await readInput(io, file);
     const result = parseWorkflow(text);
     reports.push({ file, valid: result.ok, findings: result.findings });
   }
