@@ -2,8 +2,9 @@ import type { Store } from "../store/store.js";
 import type { Runtime } from "./runtime.js";
 
 /**
- * Fires due timers: finds them through the store's due-time index, claims each (so exactly one
- * process fires it, however many run) and delivers `timer.fired`.
+ * Fires due timers: finds them through the store's due-time index, delivers `timer.fired`, then
+ * deletes the timer. However many processes do this at once, the run's version condition and
+ * the engine (which refuses a timer it no longer holds) let it fire once.
  */
 export class TimerPump {
   #interval: NodeJS.Timeout | undefined;
@@ -36,12 +37,14 @@ export class TimerPump {
   async #fire(): Promise<void> {
     const { store, runtime, now } = this.deps;
     for (const timer of await store.dueTimers(now())) {
-      if (!(await store.claimTimer(timer))) continue;
+      // Deliver first, then delete: a crash in between fires the timer again, and the engine
+      // refuses a timer it no longer holds, so a timer is never lost and never fires twice.
       await runtime.deliver(timer.runId, {
         type: "timer.fired",
         timerId: timer.timerId,
         at: now(),
       });
+      await store.claimTimer(timer);
     }
   }
 
