@@ -113,7 +113,9 @@ export class Answers {
     note: string | undefined,
   ): Promise<void> {
     const stored = await this.deps.store.getRun(runId);
-    if (stored === undefined) return;
+    // A run is answered only from its own repository: a branch named like a run in another
+    // repository (or a fork) must never approve it.
+    if (stored === undefined || stored.repo !== fullName(speaker.repo)) return;
     const { definition, state } = stored.snapshot as RunDocument;
     if (state.awaiting?.kind !== "approval") {
       await reply(

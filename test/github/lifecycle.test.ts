@@ -155,6 +155,41 @@ describe("a run from label to done through an approval", () => {
     );
   });
 
+  it("ignores an approving review of a fork's branch named like the run, and one in another repository", async () => {
+    const { definition, state } = await startAndWait();
+    const number = app.github.pulls[0]?.number ?? 0;
+    const review = (change: (p: PullRequestReviewSubmittedEvent) => void) =>
+      payloadOf<PullRequestReviewSubmittedEvent>("pull_request_review", "submitted", (p) => {
+        p.pull_request.number = number;
+        p.pull_request.head.ref = definition.branch;
+        p.review.state = "approved";
+        p.review.user.login = "bob";
+        p.sender.login = "bob";
+        p.sender.type = "User";
+        change(p);
+      });
+    await app.deliver(
+      "pull_request_review",
+      review((p) => {
+        p.pull_request.head.repo = { ...p.pull_request.base.repo, full_name: "mallory/fork" };
+      }),
+    );
+    await app.deliver(
+      "pull_request_review",
+      review((p) => {
+        p.repository = { ...p.repository, name: "elsewhere", full_name: "Codertocat/elsewhere" };
+        p.pull_request.base.repo = p.repository;
+        p.pull_request.head.repo = p.repository;
+      }),
+    );
+    const run = await app.host.store.getRun(state.runId);
+    expect(run?.status).toBe("awaiting_input");
+    const kinds = (await app.host.store.listEvidence(state.runId)).map(
+      (e) => (e.entry as { kind: string }).kind,
+    );
+    expect(kinds).not.toContain("approval.answered");
+  });
+
   it("takes the approval from the check run's Approve button", async () => {
     const { state } = await startAndWait();
     await app.deliver(

@@ -41,11 +41,9 @@ describe("timer pump", () => {
 
     clock += 2 * 3_600_000;
     // A pump whose runtime cannot write (a crash, a throttled store) must not lose the timer.
-    const broken = new Runtime({
-      store: { ...store, getRun: () => Promise.reject(new Error("store down")) } as Store,
-      performer: timersOnly(store),
-      now,
-    });
+    const failing = Object.create(store) as Store;
+    failing.getRun = () => Promise.reject(new Error("store down"));
+    const broken = new Runtime({ store: failing, performer: timersOnly(store), now });
     await expect(new TimerPump({ store, runtime: broken, now }).tick()).rejects.toThrow(
       "store down",
     );
