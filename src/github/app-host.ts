@@ -62,6 +62,7 @@ export class AppHost {
     readonly redelivery: RedeliveryReconciler,
     readonly services: AppServices,
     private readonly effects: DevBoxEffects,
+    private readonly admission: Admission,
     private readonly pump: TimerPump,
     private readonly closers: (() => Promise<void>)[],
     private readonly now: () => number,
@@ -174,6 +175,7 @@ export class AppHost {
       redelivery,
       services,
       effects,
+      admission,
       pump,
       closers,
       now,
@@ -222,6 +224,7 @@ export class AppHost {
       runtime: this.runtime,
       effects: this.effects,
       surfaces: this.surfaces,
+      admission: this.admission,
       now: this.now,
     });
   }

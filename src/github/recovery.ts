@@ -36,10 +36,23 @@ export async function recoverRuns(deps: {
   runtime: Runtime;
   effects: DevBoxEffects;
   surfaces: Surfaces;
+  admission: Admission;
   now: () => number;
 }): Promise<void> {
+  const queues = new Map<string, { repo: string; workflow: string }>();
   for (const stored of await deps.store.listActiveRuns()) {
     await recoverRun(deps, stored.runId, "the app process that ran it stopped");
     deps.surfaces.request(stored.runId);
+    if (stored.status === "queued") {
+      queues.set(`${stored.repo}#${stored.workflow}`, {
+        repo: stored.repo,
+        workflow: stored.workflow,
+      });
+    }
+  }
+  // Runs a crash left queued (created, never started) start when admission allows.
+  for (const { repo, workflow } of queues.values()) {
+    for (const started of await deps.admission.drain(repo, workflow))
+      deps.surfaces.request(started);
   }
 }

@@ -89,7 +89,13 @@ export class RunStarter {
     const repoName = fullName(repo);
     const runId = `r${createHash("sha256").update(`${request.key}\n${workflow.name}`).digest("hex").slice(0, 12)}`;
     const existing = await runsOfIssue(this.deps.store, repoName, issue.number);
-    if (existing.some((run) => run.stored.runId === runId)) return runId;
+    const seen = existing.find((run) => run.stored.runId === runId);
+    if (seen !== undefined) {
+      // A redelivered trigger: the run exists. One a crash left queued before it started is
+      // admitted now (the engine refuses a second start).
+      if (seen.stored.status === "queued") await this.#admit(repoName, workflow, runId);
+      return runId;
+    }
     const busy = existing.find(
       (run) => run.stored.workflow === workflow.name && isActive(run.stored.status),
     );
@@ -130,7 +136,12 @@ export class RunStarter {
       createdAt: now,
       updatedAt: now,
     });
-    if (!created) return runId;
+    if (created) await this.#admit(repoName, workflow, runId);
+    return runId;
+  }
+
+  /** Starts a queued run when admission allows it now; else shows it queued. */
+  async #admit(repoName: string, workflow: Workflow, runId: string): Promise<void> {
     const counts = await this.deps.admission.counts(repoName, workflow.name);
     const ahead = { ...counts, queued: counts.queued.filter((run) => run.runId !== runId) };
     if (ahead.queued.length === 0 && this.deps.admission.admits(repoName, workflow, ahead)) {
@@ -138,7 +149,6 @@ export class RunStarter {
     } else {
       this.deps.onCreated(runId);
     }
-    return runId;
   }
 }
 

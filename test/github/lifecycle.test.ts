@@ -5,6 +5,7 @@ import type {
   PullRequestReviewSubmittedEvent,
 } from "@octokit/webhooks-types";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createSnapshot } from "../../src/engine/step.js";
 import { OWNER, payloadOf, REPO, startTestApp, type TestApp } from "./helpers/harness.js";
 
 const WORKFLOW = `version: 1
@@ -240,5 +241,29 @@ describe("a run from label to done through an approval", () => {
     );
     expect(runChecks).toHaveLength(1);
     expect(runChecks[0]).toMatchObject({ conclusion: "success" });
+  });
+
+  it("starts a run that a crash left created but never started, once the app restarts", async () => {
+    const { definition } = await startAndWait();
+    await app.deliver("issue_comment", comment("/approve", "bob"));
+    await app.waitForStatus("succeeded");
+    // As if the process died between creating the run and starting it.
+    const runId = "rcrashedbefore";
+    const orphan = { ...definition, runId, branch: `clustercode/7-${runId}` };
+    const now = Date.now();
+    await app.host.store.createRun({
+      runId,
+      version: 1,
+      repo: `${OWNER}/${REPO}`,
+      workflow: definition.workflow.name,
+      status: "queued",
+      snapshot: { definition: orphan, state: createSnapshot(orphan, now) },
+      outbox: [],
+      createdAt: now,
+      updatedAt: now,
+    });
+    await app.restart();
+    const waiting = await app.waitForStatus("awaiting_input");
+    expect(waiting.state.runId).toBe(runId);
   });
 });
