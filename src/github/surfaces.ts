@@ -140,7 +140,13 @@ export class Surfaces {
       (node?.kind === "approval" ? node.approvers : undefined) ??
       definition.workflow.approvers ??
       [];
-    if (memo.pull !== undefined) await requestReviews(gh, repo, memo.pull.number, approvers);
+    if (memo.pull !== undefined) {
+      // GitHub refuses review requests for people who are not collaborators (422): the comment
+      // below still reaches them, and the run's surfaces keep syncing.
+      await requestReviews(gh, repo, memo.pull.number, approvers).catch((error: unknown) =>
+        this.deps.onError(error, state.runId),
+      );
+    }
     const who = approvers.length === 0 ? "anyone with write access" : approvers.join(" ");
     const message =
       node?.kind === "approval" && node.message !== undefined ? `\n\n${node.message}` : "";
