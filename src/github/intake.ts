@@ -13,6 +13,8 @@ export type DeliveryHandler = (delivery: DeliveryRecord) => Promise<void>;
 export class DeliveryIntake {
   readonly #queue: DeliveryRecord[] = [];
   #draining: Promise<void> | undefined;
+  /** The delivery being handled now, which the sweep must not queue again. */
+  #handling: string | undefined;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -41,6 +43,7 @@ export class DeliveryIntake {
     const left = (await this.deps.store.unprocessedDeliveries(100)).filter(
       (delivery) =>
         delivery.receivedAt <= cutoff &&
+        delivery.deliveryId !== this.#handling &&
         !this.#queue.some((q) => q.deliveryId === delivery.deliveryId),
     );
     this.#queue.push(...left);
@@ -80,12 +83,15 @@ export class DeliveryIntake {
       delivery !== undefined;
       delivery = this.#queue.shift()
     ) {
+      this.#handling = delivery.deliveryId;
       try {
         await this.deps.handle(delivery);
       } catch (error) {
         this.deps.onError(error, delivery);
         // A retryable failure stays unprocessed for the sweep; anything else will not improve.
         if (error instanceof GitHubAppError && error.retryable) continue;
+      } finally {
+        this.#handling = undefined;
       }
       await this.deps.store
         .markDeliveryProcessed(delivery.deliveryId, this.deps.now())

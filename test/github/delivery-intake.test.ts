@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { DeliveryIntake } from "../../src/github/intake.js";
+import type { DeliveryRecord } from "../../src/store/store.js";
+import { useTestDynamo } from "../store/dynalite-fixture.js";
+
+const dynamo = useTestDynamo();
+
+describe("delivery intake", () => {
+  it("handles a delivery once even when a sweep runs while it is being handled", async () => {
+    const store = await dynamo.newStore();
+    const handled: string[] = [];
+    let release: () => void = () => {};
+    const slow = new Promise<void>((resolve) => (release = resolve));
+    const intake = new DeliveryIntake({
+      store,
+      now: () => 1_000_000,
+      staleMs: 0,
+      handle: async (delivery: DeliveryRecord) => {
+        handled.push(delivery.deliveryId);
+        await slow;
+      },
+      onError: (error) => {
+        throw error;
+      },
+    });
+    expect(await intake.record("d1", "issues", { action: "labeled" })).toBe(true);
+    expect(await intake.record("d1", "issues", { action: "labeled" })).toBe(false);
+    // The sweep finds d1 unprocessed (it is still being handled) and must leave it alone.
+    expect(await intake.sweep()).toBe(0);
+    release();
+    await intake.idle();
+    expect(handled).toEqual(["d1"]);
+    expect(await store.unprocessedDeliveries()).toEqual([]);
+  });
+});
