@@ -14,6 +14,7 @@ import { TokenScrubbingExecutor } from "./clone-source.js";
 import { chooseExecutor } from "./executor-choice.js";
 import type { GitHubAuth } from "./github.js";
 import { DeliveryIntake } from "./intake.js";
+import { registerInstalledSchedules } from "./handlers/installation.js";
 import { Installations } from "./installations.js";
 import { RedeliveryReconciler } from "./redelivery.js";
 import { recoverRuns, settleTransition } from "./recovery.js";
@@ -227,6 +228,11 @@ export class AppHost {
       admission: this.admission,
       now: this.now,
     });
+  }
+
+  /** Registers the schedules of every installed repository (schedules live in memory). */
+  registerSchedules(onError: (error: unknown) => void): Promise<number> {
+    return registerInstalledSchedules(this.githubAuth(), this.services, onError);
   }
 
   /** Waits until deliveries, runs and surface syncs in flight are done. */

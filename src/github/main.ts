@@ -17,6 +17,9 @@ const server = await run(async (app, options) => {
   await clusterCodeApp(host)(app, options);
   await host.recover();
   host.start();
+  // In the background: the app serves webhooks while it reads every repository's schedules.
+  const onError = (error: unknown) => app.log.error({ err: error }, "registering schedules");
+  void host.registerSchedules(onError).catch(onError);
   process.once("SIGTERM", () => {
     void host.close().then(
       () => process.exit(0),

@@ -146,4 +146,17 @@ describe("triggers, commands and admission", () => {
     expect(fired).toHaveLength(1);
     await app.waitForStatus("awaiting_input");
   });
+
+  it("registers the schedules of every installed repository when the app starts", async () => {
+    await app.restart();
+    const six = Date.parse("2026-12-04T06:00:01Z");
+    expect(await app.host.schedules.tick(six)).toHaveLength(0);
+    expect(
+      await app.host.registerSchedules((error) => {
+        throw error;
+      }),
+    ).toBe(1);
+    expect(await app.host.schedules.tick(six)).toHaveLength(1);
+    await app.waitForStatus("awaiting_input");
+  });
 });

@@ -1,5 +1,6 @@
 import { callGitHub } from "../errors.js";
-import type { HandlerContext } from "../services.js";
+import type { GitHub, GitHubAuth } from "../github.js";
+import type { AppServices, HandlerContext } from "../services.js";
 import { readWorkflows } from "../workflow-source.js";
 
 /** The fields of `installation` and `installation_repositories` events the app reads. */
@@ -17,12 +18,53 @@ export async function onInstallation(
 ): Promise<void> {
   if (!["created", "new_permissions_accepted", "added"].includes(payload.action)) return;
   for (const { full_name } of payload.repositories ?? payload.repositories_added ?? []) {
-    const [owner = "", repo = ""] = full_name.split("/");
-    ctx.services.installations.remember(full_name, payload.installation.id);
-    const { data } = await callGitHub(`read ${full_name}`, () =>
-      ctx.gh.request("GET /repos/{owner}/{repo}", { owner, repo }),
-    );
-    const ref = { owner, repo, defaultBranch: data.default_branch };
-    ctx.services.schedules.register(ref, await readWorkflows(ctx.gh, ref));
+    await registerRepository(ctx.gh, ctx.services, payload.installation.id, full_name);
   }
+}
+
+/** Remembers a repository's installation and registers the schedules of its default branch. */
+async function registerRepository(
+  gh: GitHub,
+  services: Pick<AppServices, "installations" | "schedules">,
+  installationId: number,
+  fullName: string,
+): Promise<void> {
+  const [owner = "", repo = ""] = fullName.split("/");
+  services.installations.remember(fullName, installationId);
+  const { data } = await callGitHub(`read ${fullName}`, () =>
+    gh.request("GET /repos/{owner}/{repo}", { owner, repo }),
+  );
+  const ref = { owner, repo, defaultBranch: data.default_branch };
+  services.schedules.register(ref, await readWorkflows(gh, ref));
+}
+
+/**
+ * On start: registers the schedules of every repository of every installation, since
+ * schedules live in memory and a restarted replica has heard no install or push event yet.
+ * A repository that cannot be read is reported and skipped. Returns how many were read.
+ */
+export async function registerInstalledSchedules(
+  auth: GitHubAuth,
+  services: Pick<AppServices, "installations" | "schedules">,
+  onError: (error: unknown) => void,
+): Promise<number> {
+  const app = await auth.app();
+  const installations = await callGitHub("list installations", () =>
+    app.paginate("GET /app/installations", { per_page: 100 }),
+  );
+  let read = 0;
+  for (const installation of installations) {
+    const gh = await auth.installation(installation.id);
+    const repositories = await callGitHub(
+      `list repositories of installation ${installation.id}`,
+      () => gh.paginate("GET /installation/repositories", { per_page: 100 }),
+    );
+    for (const { full_name } of repositories) {
+      await registerRepository(gh, services, installation.id, full_name).then(
+        () => read++,
+        onError,
+      );
+    }
+  }
+  return read;
 }

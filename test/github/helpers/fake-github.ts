@@ -70,6 +70,18 @@ export class FakeGitHub {
       ],
     ],
     ["GET", /^\/repos\/[^/]+\/[^/]+\/installation$/, () => [200, { id: 1 }]],
+    ["GET", /^\/app\/installations$/, () => [200, [{ id: 1, account: { login: "Codertocat" } }]]],
+    [
+      "GET",
+      /^\/installation\/repositories$/,
+      () => [
+        200,
+        {
+          total_count: 1,
+          repositories: [{ id: 1, name: "Hello-World", full_name: "Codertocat/Hello-World" }],
+        },
+      ],
+    ],
     [
       "GET",
       /^\/repos\/([^/]+)\/([^/]+)$/,
