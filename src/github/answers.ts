@@ -111,18 +111,23 @@ export class Answers {
     runId: string,
     decision: "approved" | "rejected",
     note: string | undefined,
+    /** The visit a check run's button belongs to: a button of an earlier approval answers nothing. */
+    visit?: number,
   ): Promise<void> {
     const stored = await this.deps.store.getRun(runId);
     // A run is answered only from its own repository: a branch named like a run in another
     // repository (or a fork) must never approve it.
     if (stored === undefined || stored.repo !== fullName(speaker.repo)) return;
     const { definition, state } = stored.snapshot as RunDocument;
-    if (state.awaiting?.kind !== "approval") {
+    const stale = visit !== undefined && state.active?.visit !== visit;
+    if (state.awaiting?.kind !== "approval" || stale) {
       await reply(
         speaker.gh,
         speaker.repo,
         speaker.issue,
-        `@${speaker.actor} run \`${runId}\` is not waiting for an approval (it is ${state.status}).`,
+        stale
+          ? `@${speaker.actor} that button belongs to an earlier approval of run \`${runId}\`; answer the one waiting now.`
+          : `@${speaker.actor} run \`${runId}\` is not waiting for an approval (it is ${state.status}).`,
       );
       return;
     }

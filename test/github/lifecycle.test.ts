@@ -193,15 +193,21 @@ describe("a run from label to done through an approval", () => {
 
   it("takes the approval from the check run's Approve button", async () => {
     const { state } = await startAndWait();
-    await app.deliver(
-      "check_run",
-      payloadOf<CheckRunRequestedActionEvent>("check_run", "requested_action", (p) => {
-        p.check_run.external_id = `${state.runId}/1`;
-        p.requested_action = { identifier: "approve" };
-        p.sender.login = "bob";
-        p.sender.type = "User";
-      }),
-    );
+    const press = (externalId: string) =>
+      app.deliver(
+        "check_run",
+        payloadOf<CheckRunRequestedActionEvent>("check_run", "requested_action", (p) => {
+          p.check_run.external_id = externalId;
+          p.requested_action = { identifier: "approve" };
+          p.sender.login = "bob";
+          p.sender.type = "User";
+        }),
+      );
+    // A button left on an earlier visit's check run answers nothing.
+    await press(`${state.runId}/0`);
+    expect(app.github.comments.at(-1)?.body).toContain("belongs to an earlier approval");
+    expect((await app.host.store.getRun(state.runId))?.status).toBe("awaiting_input");
+    await press(`${state.runId}/1`);
     const done = await app.waitForStatus("succeeded");
     expect(done.state.visits.at(-1)?.outcome).toBe("approved");
   });

@@ -23,7 +23,7 @@ export async function onCheckRun(payload: CheckRunPayload, ctx: HandlerContext):
     return;
   const externalId = payload.check_run.external_id;
   if (externalId === null || externalId === "") return;
-  const { runId } = parseCheckId(externalId);
+  const { runId, visit } = parseCheckId(externalId);
   const run = await ctx.services.answers.issueOf(runId);
   if (run === undefined) return;
   await ctx.services.answers.answerApproval(
@@ -37,5 +37,7 @@ export async function onCheckRun(payload: CheckRunPayload, ctx: HandlerContext):
     runId,
     identifier === "approve" ? "approved" : "rejected",
     undefined,
+    // Only an approval's own check run has buttons; without a visit the id names no approval.
+    visit ?? -1,
   );
 }
