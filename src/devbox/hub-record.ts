@@ -16,6 +16,8 @@ export interface DevBoxRecord {
   running: string | undefined;
   /** "failed": its setup failed, so it is not watched for lapses. */
   state: "active" | "failed" | "released" | "lost";
+  /** When it was released or lost; the hub forgets it a while later. */
+  endedAt?: number;
   readyReported: boolean;
   /** Dispatched and without a result yet, in dispatch order; redelivered on every poll. */
   pending: CommandRequest[];

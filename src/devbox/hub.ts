@@ -45,6 +45,9 @@ export interface DevBoxHubOptions {
   repoToken?: RepoTokenProvider;
 }
 
+/** How long the hub remembers a released or lost DevBox. */
+const FORGET_AFTER_MS = 10 * 60_000;
+
 const DUMMY_TOKEN = Buffer.alloc(64);
 
 /**
@@ -159,6 +162,7 @@ export class DevBoxHub {
     const record = this.#devboxes.get(devboxId);
     if (record === undefined || record.state === "released") return;
     record.state = "released";
+    record.endedAt = this.#now();
     record.pending = [];
     wake(record);
   }
@@ -167,6 +171,12 @@ export class DevBoxHub {
   checkLapses(): void {
     const now = this.#now();
     for (const [devboxId, record] of this.#devboxes) {
+      // An ended DevBox is kept a while to tell its agent to stop, then forgotten, so a
+      // long-running app does not keep every DevBox it ever ran.
+      if (record.endedAt !== undefined && now - record.endedAt > FORGET_AFTER_MS) {
+        this.#devboxes.delete(devboxId);
+        continue;
+      }
       if (record.state !== "active") continue;
       if (record.lastSeenAt !== undefined && now - record.lastSeenAt > this.#lapseMs) {
         this.#lose(devboxId, record, "heartbeat-lapsed");
@@ -182,6 +192,7 @@ export class DevBoxHub {
   #lose(devboxId: string, record: DevBoxRecord, reason: DevBoxLostReason): void {
     const running = unknownOutcomeOf(record);
     record.state = "lost";
+    record.endedAt = this.#now();
     record.pending = [];
     wake(record);
     try {

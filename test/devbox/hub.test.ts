@@ -280,4 +280,13 @@ describe("DevBoxHub lapses and release", () => {
     hub.checkLapses();
     expect(events).toEqual([]);
   });
+
+  it("forgets a released DevBox after a while: its agent is then refused", async () => {
+    const { hub, call, advance } = await setup({ lapseMs: 1000 });
+    hub.release("run1-box1");
+    expect((await call("GET", "commands?wait=0")).body).toEqual({ stop: true });
+    advance(11 * 60_000);
+    hub.checkLapses();
+    expect((await call("GET", "commands?wait=0")).status).toBe(401);
+  });
 });
