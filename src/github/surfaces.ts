@@ -1,6 +1,6 @@
-import type { EvidenceEntry } from "../engine/model.js";
+import { isFinal, type EvidenceEntry, type RunStatus } from "../engine/model.js";
 import type { RunDocument } from "../runtime/runtime.js";
-import type { Store } from "../store/store.js";
+import type { Store, StoredRun } from "../store/store.js";
 import type { Admission } from "./admission.js";
 import {
   newCheckRunMemo,
@@ -77,6 +77,12 @@ export class Surfaces {
   async sync(runId: string): Promise<void> {
     const stored = await this.deps.store.getRun(runId);
     if (stored === undefined) return;
+    await this.#syncStored(runId, stored);
+    // A run that ended needs no memo: a later sync (after /retry) finds its surfaces by key.
+    if (isFinal(stored.status as RunStatus)) this.#memos.delete(runId);
+  }
+
+  async #syncStored(runId: string, stored: StoredRun): Promise<void> {
     const { definition, state } = stored.snapshot as RunDocument;
     const parsed = parseRunBranch(definition.branch);
     if (parsed === undefined) return;
