@@ -6,7 +6,13 @@ import type { AgentSettings } from "./agent-settings.js";
 import { ApiClient } from "./api-client.js";
 import { CommandJournal } from "./command-journal.js";
 import { DevBoxError } from "./errors.js";
-import { checkoutRunBranch, gitDirectory, GitStepError, type GitContext } from "./git.js";
+import {
+  checkoutRunBranch,
+  gitDirectory,
+  GitStepError,
+  tokenCredentials,
+  type GitContext,
+} from "./git.js";
 import { OutputTail } from "./output-tail.js";
 import { runProcess } from "./process-runner.js";
 import { AGENT_ENV } from "./protocol.js";
@@ -79,6 +85,10 @@ export async function runDevBoxAgent(options: DevBoxAgentOptions): Promise<numbe
     requestTimeoutMs: Math.min(settings.lapseMs, 10_000),
     onContact: () => (lastContact = Date.now()),
   });
+  const credentials =
+    options.env[AGENT_ENV.gitTokenFromApi] === "1"
+      ? repositoryCredentials(() => client.repoToken())
+      : () => Promise.resolve({});
   const beat = () => {
     if (beating || life.signal.aborted) return;
     beating = true;
@@ -136,6 +146,7 @@ export async function runDevBoxAgent(options: DevBoxAgentOptions): Promise<numbe
       signal: life.signal,
       output: setupOutput,
       tee,
+      credentials,
     };
     const failSetup = async (why: string) => {
       if (life.signal.aborted) throw life.signal.reason;
@@ -188,6 +199,7 @@ export async function runDevBoxAgent(options: DevBoxAgentOptions): Promise<numbe
           signal: life.signal,
           onSpawn: (pid) => journal.setRunning({ commandId, pid }),
           tee,
+          credentials,
         });
       } finally {
         running = undefined;
@@ -265,4 +277,25 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     }
     signal.addEventListener("abort", done, { once: true });
   });
+}
+
+/**
+ * Git credentials from the runtime's repository token, fetched when first needed and again
+ * within five minutes of its expiry; none when the runtime hands out no token (a local
+ * repository). The token never lands in the checkout's configuration.
+ */
+function repositoryCredentials(
+  fetchToken: () => Promise<{ token: string; expiresAt: string } | undefined>,
+): () => Promise<Record<string, string>> {
+  let cached: { env: Record<string, string>; refreshAt: number } | undefined;
+  return async () => {
+    if (cached !== undefined && Date.now() < cached.refreshAt) return cached.env;
+    // Unreachable now: git goes on with what it had, and fails visibly if that is not enough.
+    const token = await fetchToken().catch(() => null);
+    if (token === null) return cached?.env ?? {};
+    const env = token === undefined ? {} : tokenCredentials(token.token);
+    const expires = token === undefined ? Infinity : Date.parse(token.expiresAt);
+    cached = { env, refreshAt: Number.isNaN(expires) ? 0 : expires - 5 * 60_000 };
+    return env;
+  };
 }

@@ -5,6 +5,7 @@ import {
   describeIssues,
   devboxRoute,
   heartbeatResponseSchema,
+  repoTokenSchema,
   pollResponseSchema,
   type HeartbeatResponse,
   type PollResponse,
@@ -60,9 +61,23 @@ export class ApiClient {
     return parse(heartbeatResponseSchema, value);
   }
 
+  /**
+   * The repository token the runtime hands this DevBox (`contents: write` on its one repository),
+   * or undefined when the runtime hands out none (a local repository needs none).
+   */
+  async repoToken(): Promise<{ token: string; expiresAt: string } | undefined> {
+    try {
+      const value = await this.#request("GET", "token", undefined, this.#options.requestTimeoutMs);
+      return parse(repoTokenSchema, value);
+    } catch (error) {
+      if (error instanceof DevBoxError && error.code === "api-not-offered") return undefined;
+      throw error;
+    }
+  }
+
   async #request(
     method: "GET" | "POST",
-    route: "ready" | "commands" | "results" | "heartbeat",
+    route: "ready" | "commands" | "results" | "heartbeat" | "token",
     body: unknown,
     timeoutMs: number,
     query = "",
@@ -97,8 +112,13 @@ export class ApiClient {
     }
     if (!response.ok) {
       const retryable = response.status >= 500;
+      const code = retryable
+        ? "api-unreachable"
+        : response.status === 404
+          ? "api-not-offered"
+          : "api-rejected";
       throw new DevBoxError(
-        retryable ? "api-unreachable" : "api-rejected",
+        code,
         `${method} ${route} answered ${response.status}: ${text.slice(0, 500)}`,
         { retryable },
       );

@@ -14,6 +14,8 @@ export type DevBoxErrorCode =
   | "api-rejected"
   /** The internal API could not be reached. */
   | "api-unreachable"
+  /** The internal API does not offer what was asked (e.g. no repository tokens here). */
+  | "api-not-offered"
   /** The hub is not listening (not started, or closed). */
   | "hub-closed";
 

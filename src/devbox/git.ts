@@ -14,6 +14,26 @@ export interface GitContext {
   signal: AbortSignal;
   output: OutputTail;
   tee?: (chunk: Buffer) => void;
+  /**
+   * Environment that authenticates git to the source repository, asked for before each step
+   * that talks to it (ls-remote, fetch, push), so a token that expired is replaced in time.
+   */
+  credentials?: () => Promise<Record<string, string>>;
+}
+
+const NETWORK_STEPS = new Set(["ls-remote", "fetch", "push"]);
+
+/**
+ * Git configuration, as environment (never argv), that sends `token` as the repository's
+ * installation token: `http.extraHeader` with Basic `x-access-token`, as GitHub expects.
+ */
+export function tokenCredentials(token: string): Record<string, string> {
+  const basic = Buffer.from(`x-access-token:${token}`).toString("base64");
+  return {
+    GIT_CONFIG_COUNT: "1",
+    GIT_CONFIG_KEY_0: "http.extraHeader",
+    GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
+  };
 }
 
 /** A git step that failed, with the exit code of the step. */
@@ -34,6 +54,7 @@ async function git(
   quiet = false,
 ): Promise<{ exitCode: number; stdout: string }> {
   const stdout = new OutputTail(64 * 1024);
+  const auth = NETWORK_STEPS.has(args[0] ?? "") ? await context.credentials?.() : undefined;
   // Queries (rev-parse, ls-remote) keep their answers out of the output and the log.
   const output = quiet ? new OutputTail(64 * 1024) : context.output;
   const { exitCode } = await runProcess({
@@ -41,7 +62,7 @@ async function git(
     args,
     cwd: context.cwd,
     // Never wait for a password prompt: a missing credential is an error, not a hang.
-    env: { ...context.env, GIT_TERMINAL_PROMPT: "0" },
+    env: { ...context.env, ...auth, GIT_TERMINAL_PROMPT: "0" },
     signal: context.signal,
     output,
     stdout,

@@ -189,6 +189,19 @@ export class LocalExecutor implements DevBoxExecutor {
         },
       );
     }
+    // A token in the clone URL must not stay in the checkout, where every command could read it
+    // and where it would expire: the agent authenticates each fetch and push afresh instead.
+    const bare = withoutCredentials(repository);
+    if (bare !== repository) {
+      await runProcess({
+        file: "git",
+        args: ["remote", "set-url", "origin", bare],
+        cwd: paths.checkout,
+        env: this.#passedOn(),
+        signal: new AbortController().signal,
+        output: new OutputTail(1024),
+      });
+    }
   }
 
   #passedOn(): Record<string, string> {
@@ -219,6 +232,9 @@ export class LocalExecutor implements DevBoxExecutor {
       [AGENT_ENV.branch]: request.spec.branch,
       [AGENT_ENV.baseBranch]: request.spec.baseBranch,
       [AGENT_ENV.setup]: JSON.stringify(request.spec.setup),
+      ...(withoutCredentials(request.repository) === request.repository
+        ? {}
+        : { [AGENT_ENV.gitTokenFromApi]: "1" }),
     };
   }
 
@@ -280,4 +296,14 @@ function defaultCliPath(): string {
 function writeLine(fd: number, text: string): void {
   // Synchronous so the line lands before the agent's own output in the same file.
   writeSync(fd, `${text}\n`);
+}
+
+/** `repository` without the user and password of an http(s) URL; other forms unchanged. */
+export function withoutCredentials(repository: string): string {
+  if (!/^https?:\/\//.test(repository)) return repository;
+  const url = new URL(repository);
+  if (url.username === "" && url.password === "") return repository;
+  url.username = "";
+  url.password = "";
+  return url.toString();
 }

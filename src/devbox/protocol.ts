@@ -42,6 +42,12 @@ export const AGENT_ENV = {
    * runtime reads the same variable for the hub's lapse, so both sides agree.
    */
   lapseMs: "CLUSTERCODE_DEVBOX_LAPSE_MS",
+  /**
+   * "1": authenticate git with the repository token of the API's `token` route (set by the
+   * local executor when it took the token out of the clone URL; ECS images keep git's
+   * credential store fresh themselves).
+   */
+  gitTokenFromApi: "CLUSTERCODE_GIT_TOKEN_FROM_API",
 } as const;
 
 /** File names in `CommandRequest.files`: they become file names and environment names. */
@@ -165,7 +171,7 @@ export type HeartbeatResponse = z.output<typeof heartbeatResponseSchema>;
 /** The path of `route` for one DevBox. */
 export function devboxRoute(
   devboxId: string,
-  route: "ready" | "commands" | "results" | "heartbeat",
+  route: "ready" | "commands" | "results" | "heartbeat" | "token",
 ) {
   return `${ROUTE_PREFIX}${encodeURIComponent(devboxId)}/${route}`;
 }
@@ -176,3 +182,6 @@ export function describeIssues(error: z.ZodError): string {
     .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "body"}: ${issue.message}`)
     .join("; ");
 }
+
+/** `GET token`: the DevBox's repository token. */
+export const repoTokenSchema = z.object({ token: z.string().min(1), expiresAt: z.string() });

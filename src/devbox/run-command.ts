@@ -31,6 +31,8 @@ export interface CommandContext {
   signal: AbortSignal;
   onSpawn?: (pid: number) => void;
   tee?: (chunk: Buffer) => void;
+  /** Authenticates checkpoint pushes (see {@link GitContext.credentials}). */
+  credentials?: () => Promise<Record<string, string>>;
 }
 
 /**
@@ -109,7 +111,10 @@ async function runKind(
     case "checkpoint": {
       const messageFile = join(dir, "commit-message.txt");
       await writeFile(messageFile, command.message, { mode: 0o600 });
-      const git: GitContext = { ...common };
+      const git: GitContext = {
+        ...common,
+        ...(context.credentials === undefined ? {} : { credentials: context.credentials }),
+      };
       try {
         return { exitCode: 0, sha: await checkpoint(git, context.branch, messageFile) };
       } catch (error) {
