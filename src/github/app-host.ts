@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { DevBoxHub } from "../devbox/hub.js";
 import { LocalExecutor } from "../devbox/local-executor.js";
-import { DevBoxEffects } from "../runtime/effects.js";
+import { DevBoxEffects, splitDevBoxId } from "../runtime/effects.js";
 import { judgeFromEnv } from "../runtime/judge.js";
 import { Runtime } from "../runtime/runtime.js";
 import { TimerPump } from "../runtime/timer-pump.js";
@@ -76,6 +76,8 @@ export class AppHost {
     const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
     const opened = await openStore({ stateDir: options.stateDir, env });
     const store = opened.store;
+    // What the executor last said about each run's DevBox (ECS placement waits), for its status.
+    const notices = new Map<string, string>();
     const choice = await chooseExecutor(
       env,
       () =>
@@ -85,6 +87,12 @@ export class AppHost {
           ...(options.cliPath === undefined ? {} : { cliPath: options.cliPath }),
         }),
       (event) => effects.onHubEvent(event),
+      (devboxId, notice) => {
+        const { runId } = splitDevBoxId(devboxId);
+        if (notice === undefined) notices.delete(runId);
+        else notices.set(runId, notice);
+        surfaces.request(runId);
+      },
     );
     const { executor } = choice;
     if (executor instanceof TokenScrubbingExecutor) await executor.reap();
@@ -139,6 +147,7 @@ export class AppHost {
       installations,
       admission,
       onError: (error, runId) => log.error(`surfaces of run ${runId}`, error),
+      devboxNotice: (runId) => notices.get(runId),
     });
     const starter = new RunStarter({
       store,

@@ -1,4 +1,5 @@
 import { ecsExecutorFromEnv } from "../devbox/ecs-config.js";
+import type { EcsStatus } from "../devbox/ecs-status.js";
 import type { DevBoxEvent } from "../devbox/hub-events.js";
 import type { DevBoxExecutor } from "../devbox/executor.js";
 import type { LocalExecutor } from "../devbox/local-executor.js";
@@ -24,6 +25,7 @@ export async function chooseExecutor(
   env: NodeJS.ProcessEnv,
   local: () => LocalExecutor,
   onLost: (event: DevBoxEvent) => void,
+  onNotice: (devboxId: string, notice: string | undefined) => void = () => {},
 ): Promise<ExecutorChoice> {
   if (env.CLUSTERCODE_EXECUTOR !== "ecs") {
     return {
@@ -34,6 +36,8 @@ export async function chooseExecutor(
     };
   }
   const executor = ecsExecutorFromEnv(env, {
+    // Placement waits are shown on the run's status comment until the task starts.
+    onStatus: (status) => onNotice(status.devboxId, describeEcsStatus(status)),
     // The engine reads "lost" the same whatever the cause; the hub's reasons are the narrower type.
     onLost: (devboxId, reason) =>
       onLost({ type: "devbox.lost", devboxId, reason: reason as "never-connected" }),
@@ -63,4 +67,18 @@ async function taskPrivateIp(env: NodeJS.ProcessEnv): Promise<string> {
   const ip = task.Containers?.[0]?.Networks?.[0]?.IPv4Addresses?.[0];
   if (ip === undefined) throw new Error("ECS task metadata holds no IPv4 address");
   return ip;
+}
+
+/** A line for the status comment about an ECS task, or undefined once there is nothing to say. */
+export function describeEcsStatus(status: EcsStatus): string | undefined {
+  switch (status.state) {
+    case "started":
+      return undefined;
+    case "waiting-for-capacity":
+      return `waiting for capacity (${status.reason}); retry ${status.attempt} in ${Math.ceil(status.retryInMs / 1000)} s`;
+    case "placement-failed":
+      return `no capacity after every retry (${status.reason})`;
+    case "stopped":
+      return `task stopped: ${status.reason}`;
+  }
 }

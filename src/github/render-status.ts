@@ -13,6 +13,8 @@ export interface StatusLinks {
   checkRunUrl?: string;
   /** 1-based place in the admission queue, for a queued run. */
   queuePosition?: number;
+  /** What the DevBox executor last said about the run's DevBox (waiting for capacity...). */
+  devboxNotice?: string;
 }
 
 const STATUS_WORDS: Record<RunSnapshot["status"], string> = {
@@ -85,6 +87,9 @@ function headline(state: RunSnapshot, links: StatusLinks): string[] {
       `The DevBox of **${state.awaiting.node}** was lost mid-command: check the real world, then \`/retry\` or \`/resolve succeeded|failed\`.`,
     ];
   }
-  if (state.active !== undefined) return [`Active node: **${state.active.node}**.`];
+  if (state.active !== undefined) {
+    const notice = links.devboxNotice === undefined ? "" : ` DevBox: ${links.devboxNotice}.`;
+    return [`Active node: **${state.active.node}**.${notice}`];
+  }
   return state.reason === undefined ? [] : [`Reason: ${state.reason}`];
 }

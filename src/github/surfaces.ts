@@ -42,6 +42,8 @@ export class Surfaces {
       installations: Installations;
       admission: Admission;
       onError: (error: unknown, runId: string) => void;
+      /** What the DevBox executor last said about a run's DevBox, if anything. */
+      devboxNotice?: (runId: string) => string | undefined;
       /** How long a sync waits for more transitions to fold in; default 250 ms. */
       debounceMs?: number;
     },
@@ -118,6 +120,7 @@ export class Surfaces {
       ...(memo.pull === undefined ? {} : { pullRequestUrl: memo.pull.url }),
       ...(checkRunUrl === undefined || checkRunUrl === "" ? {} : { checkRunUrl }),
       ...(queuePosition === undefined ? {} : { queuePosition }),
+      ...devboxNoticeOf(this.deps.devboxNotice?.(runId)),
     });
     if (body === memo.statusBody) return;
     const marker = statusMarker(runId);
@@ -159,4 +162,8 @@ export class Surfaces {
     const body = `${marker}\nClusterCode run \`${state.runId}\` waits for approval of **${active.node}** by ${who}.${message}\n\nAnswer with \`/approve [note]\` or \`/reject [reason]\`, a review of the pull request, or the check run's buttons.`;
     memo.comments.set(marker, await createComment(gh, repo, issue, body));
   }
+}
+
+function devboxNoticeOf(notice: string | undefined): { devboxNotice?: string } {
+  return notice === undefined ? {} : { devboxNotice: notice };
 }
