@@ -1,35 +1,15 @@
 import { EcsError } from "./ecs-error.js";
 
-/** Environment variables {@link internalApiUrlFromEnv} reads. */
-export const INTERNAL_API_ENV = {
-  /** An explicit base URL for DevBoxes to reach this replica's internal API at. */
-  url: "CLUSTERCODE_INTERNAL_API_URL",
-  /** Set by ECS in every container: its task metadata endpoint (version 4). */
-  metadata: "ECS_CONTAINER_METADATA_URI_V4",
-} as const;
+/** Set by ECS in every container: its task metadata endpoint (version 4). */
+const METADATA_ENV = "ECS_CONTAINER_METADATA_URI_V4";
 
 /**
- * The base URL DevBoxes are given for this replica's internal API. A DevBox must reach the very
- * replica that registered it (the hub keeps its DevBoxes in memory), so behind a load balancer
- * this is the replica's own address: `CLUSTERCODE_INTERNAL_API_URL` when set, else on ECS
- * `http://<the task's private IPv4>:<port>` from the container metadata endpoint. Undefined
- * elsewhere (local runs use the hub's own 127.0.0.1 URL).
+ * This container's private IPv4 address on ECS, from the container metadata endpoint, where the
+ * app's internal API listens for its DevBoxes (a DevBox must reach the very replica that
+ * registered it: the hub keeps its DevBoxes in memory). Undefined outside ECS.
  */
-export async function internalApiUrlFromEnv(
-  env: NodeJS.ProcessEnv,
-  port: number,
-): Promise<string | undefined> {
-  const explicit = env[INTERNAL_API_ENV.url]?.trim();
-  if (explicit !== undefined && explicit !== "") {
-    if (!URL.canParse(explicit)) {
-      throw new EcsError(
-        "invalid_config",
-        `${INTERNAL_API_ENV.url} must be a URL, got "${explicit}"`,
-      );
-    }
-    return explicit.replace(/\/+$/, "");
-  }
-  const metadata = env[INTERNAL_API_ENV.metadata]?.trim();
+export async function taskPrivateAddress(env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const metadata = env[METADATA_ENV]?.trim();
   if (metadata === undefined || metadata === "") return undefined;
   let document: unknown;
   try {
@@ -46,7 +26,7 @@ export async function internalApiUrlFromEnv(
   if (address === undefined) {
     throw new EcsError("invalid_config", "the ECS task metadata names no private IPv4 address");
   }
-  return `http://${address}:${port}`;
+  return address;
 }
 
 /** `Networks[].IPv4Addresses[0]` of a container metadata document. */

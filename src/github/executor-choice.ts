@@ -1,5 +1,6 @@
 import { ecsExecutorFromEnv } from "../devbox/ecs-config.js";
 import type { EcsStatus } from "../devbox/ecs-status.js";
+import { taskPrivateAddress } from "../devbox/ecs-task-address.js";
 import type { DevBoxEvent } from "../devbox/hub-events.js";
 import type { DevBoxExecutor } from "../devbox/executor.js";
 import type { LocalExecutor } from "../devbox/local-executor.js";
@@ -42,31 +43,18 @@ export async function chooseExecutor(
     onLost: (devboxId, reason) =>
       onLost({ type: "devbox.lost", devboxId, reason: reason as "never-connected" }),
   });
-  const hubHost = env.CLUSTERCODE_INTERNAL_HOST ?? (await taskPrivateIp(env));
+  const hubHost = env.CLUSTERCODE_INTERNAL_HOST ?? (await taskPrivateAddress(env));
+  if (hubHost === undefined) {
+    throw new Error(
+      "CLUSTERCODE_EXECUTOR=ecs needs CLUSTERCODE_INTERNAL_HOST outside ECS (no ECS_CONTAINER_METADATA_URI_V4)",
+    );
+  }
   return {
     executor,
     hubHost,
     hubPort: Number(env.CLUSTERCODE_INTERNAL_PORT ?? "8080"),
     tokenFromHub: true,
   };
-}
-
-/** This ECS task's private IPv4 address, from the task metadata endpoint (v4). */
-async function taskPrivateIp(env: NodeJS.ProcessEnv): Promise<string> {
-  const base = env.ECS_CONTAINER_METADATA_URI_V4;
-  if (base === undefined) {
-    throw new Error(
-      "CLUSTERCODE_EXECUTOR=ecs needs CLUSTERCODE_INTERNAL_HOST outside ECS (no ECS_CONTAINER_METADATA_URI_V4)",
-    );
-  }
-  const response = await fetch(`${base}/task`);
-  if (!response.ok) throw new Error(`ECS task metadata answered ${response.status}`);
-  const task = (await response.json()) as {
-    Containers?: { Networks?: { IPv4Addresses?: string[] }[] }[];
-  };
-  const ip = task.Containers?.[0]?.Networks?.[0]?.IPv4Addresses?.[0];
-  if (ip === undefined) throw new Error("ECS task metadata holds no IPv4 address");
-  return ip;
 }
 
 /** A line for the status comment about an ECS task, or undefined once there is nothing to say. */
