@@ -86,8 +86,9 @@ export interface Store {
   /** Timers due at or before `now`, oldest first (at most `limit`, default 100), through the due-time index. */
   dueTimers(now: number, limit?: number): Promise<TimerRecord[]>;
   /**
-   * Claims a due timer so that exactly one caller fires it: true for the caller that deletes it.
-   * False also when the timer was rescheduled (its `dueAt` changed) since it was listed.
+   * Deletes a due timer once its event was applied: true for the one caller that deleted it;
+   * false when it was gone already or rescheduled (its `dueAt` changed) since it was listed.
+   * (Firing exactly once is the run's version condition and the engine's, not this delete's.)
    */
   claimTimer(timer: TimerRecord): Promise<boolean>;
 
