@@ -15,6 +15,7 @@ import {
   type RepositoryRef,
   type TaskDefinitionSettings,
 } from "./ecs-task-definitions.js";
+import { SingleFlight } from "./single-flight.js";
 import type { DevBoxExecutor, StartRequest } from "./executor.js";
 
 /** How an {@link EcsExecutor} is set up (see `ecsExecutorFromEnv` for the environment). */
@@ -58,7 +59,7 @@ export class EcsExecutor implements DevBoxExecutor {
   readonly #options: EcsExecutorOptions;
   readonly #definitions: TaskDefinitionCache;
   readonly #devboxes = new Map<string, Tracked>();
-  readonly #starting = new Map<string, Promise<void>>();
+  readonly #starting = new SingleFlight();
   #poller: NodeJS.Timeout | undefined;
   #polling = false;
 
@@ -69,11 +70,7 @@ export class EcsExecutor implements DevBoxExecutor {
 
   /** Starts the DevBox's task unless this executor or ECS already has one for it. */
   start(request: StartRequest): Promise<void> {
-    const pending = this.#starting.get(request.devboxId);
-    if (pending !== undefined) return pending;
-    const starting = this.#start(request).finally(() => this.#starting.delete(request.devboxId));
-    this.#starting.set(request.devboxId, starting);
-    return starting;
+    return this.#starting.run(request.devboxId, () => this.#start(request));
   }
 
   async #start(request: StartRequest): Promise<void> {
@@ -169,7 +166,7 @@ export class EcsExecutor implements DevBoxExecutor {
     const tracked = this.#devboxes.get(devboxId) ?? { stopping: true };
     tracked.stopping = true;
     clearTimeout(tracked.retry);
-    await this.#starting.get(devboxId)?.catch(() => undefined);
+    await this.#starting.settled(devboxId);
     const taskArn = tracked.taskArn ?? (await this.#findTask(devboxId));
     this.#devboxes.delete(devboxId);
     if (taskArn !== undefined) await this.#stopTask(taskArn, "released by clustercode");

@@ -5,6 +5,7 @@ import { dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readRunningCommand } from "./command-journal.js";
 import { DevBoxError } from "./errors.js";
+import { SingleFlight } from "./single-flight.js";
 import type { DevBoxExecutor, StartRequest } from "./executor.js";
 import { OutputTail } from "./output-tail.js";
 import { commandLineOf, isAlive, waitForExit, workingDirectoryOf } from "./process-info.js";
@@ -50,7 +51,7 @@ export class LocalExecutor implements DevBoxExecutor {
   readonly #env: NodeJS.ProcessEnv;
   readonly #cliPath: string;
   readonly #children = new Map<string, ChildProcess>();
-  readonly #starting = new Map<string, Promise<void>>();
+  readonly #starting = new SingleFlight();
 
   constructor(options: LocalExecutorOptions) {
     this.#options = options;
@@ -75,11 +76,7 @@ export class LocalExecutor implements DevBoxExecutor {
 
   /** Clones and launches; does nothing when this DevBox is already running or starting. */
   async start(request: StartRequest): Promise<void> {
-    const pending = this.#starting.get(request.devboxId);
-    if (pending !== undefined) return pending;
-    const starting = this.#start(request).finally(() => this.#starting.delete(request.devboxId));
-    this.#starting.set(request.devboxId, starting);
-    return starting;
+    return this.#starting.run(request.devboxId, () => this.#start(request));
   }
 
   async #start(request: StartRequest): Promise<void> {
@@ -129,7 +126,7 @@ export class LocalExecutor implements DevBoxExecutor {
   /** Stops the agent (SIGTERM, then SIGKILL after the grace) and any command it left running. */
   async stop(devboxId: string): Promise<void> {
     // A failed start was reported to its caller; stopping only needs it to be over.
-    await this.#starting.get(devboxId)?.catch(() => undefined);
+    await this.#starting.settled(devboxId);
     const paths = this.paths(devboxId);
     const child = this.#children.get(devboxId);
     const running = child !== undefined && child.exitCode === null && child.signalCode === null;
