@@ -13,19 +13,17 @@ export interface AdmissionCounts {
 /**
  * Admission per repository and workflow (`admission:`): beyond `max_active_runs` new runs
  * queue; once `max_awaiting_approval` runs wait on people, nothing starts until fewer than
- * `resume_below` do (hysteresis). Queued runs start oldest first, under a store lease so one
- * replica drains a queue at a time.
+ * `resume_below` do (hysteresis, kept in the store so that replicas and restarts agree). Queued
+ * runs start oldest first, under a store lease so one replica drains a queue at a time.
  */
 export class Admission {
-  readonly #paused = new Set<string>();
-
   constructor(
     private readonly deps: { store: Store; runtime: Runtime; now: () => number; holder: string },
   ) {}
 
   /** Counts the runs of `workflow` in `repo`. */
   async counts(repo: string, workflow: string): Promise<AdmissionCounts> {
-    const runs = (await this.deps.store.listRuns(repo, { limit: 100 })).filter(
+    const runs = (await this.deps.store.listActiveRuns({ repo })).filter(
       (run) => run.workflow === workflow,
     );
     return {
@@ -39,15 +37,19 @@ export class Admission {
   }
 
   /** May one more run of `workflow` start now, given the counts (not counting `runId`)? */
-  admits(repo: string, workflow: Workflow, counts: AdmissionCounts): boolean {
+  async admits(repo: string, workflow: Workflow, counts: AdmissionCounts): Promise<boolean> {
     const limits = workflow.admission;
     if (limits === undefined) return true;
-    const scope = `${repo}#${workflow.name}`;
     const maxAwaiting = limits.max_awaiting_approval;
     if (maxAwaiting !== undefined) {
-      if (counts.awaiting >= maxAwaiting) this.#paused.add(scope);
-      else if (counts.awaiting < (limits.resume_below ?? maxAwaiting)) this.#paused.delete(scope);
-      if (this.#paused.has(scope)) return false;
+      const scope = `${repo}#${workflow.name}`;
+      const { store } = this.deps;
+      const was = await store.admissionPaused(scope);
+      const paused =
+        counts.awaiting >= maxAwaiting ||
+        (was && counts.awaiting >= (limits.resume_below ?? maxAwaiting));
+      if (paused !== was) await store.setAdmissionPaused(scope, paused);
+      if (paused) return false;
     }
     return limits.max_active_runs === undefined || counts.active < limits.max_active_runs;
   }
@@ -71,7 +73,7 @@ export class Admission {
         const next = counts.queued[0];
         if (next === undefined) break;
         const pinned = (next.snapshot as RunDocument).definition.workflow;
-        if (!this.admits(repo, pinned, counts)) break;
+        if (!(await this.admits(repo, pinned, counts))) break;
         const delivery = await runtime.deliver(next.runId, { type: "run.start", at: now() });
         if (!delivery.applied) break;
         started.push(next.runId);

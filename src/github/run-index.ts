@@ -20,18 +20,14 @@ export interface IndexedRun {
   issue: number;
 }
 
-/** Runs of a repository's issue, newest first (through the repository index). */
+/** Every run of a repository's issue, newest first. */
 export async function runsOfIssue(
   store: Store,
   repo: string,
   issue: number,
 ): Promise<IndexedRun[]> {
-  const runs = await store.listRuns(repo, { limit: 100 });
-  return runs.flatMap((stored) => {
-    const document = stored.snapshot as RunDocument;
-    const parsed = parseRunBranch(document.definition.branch);
-    return parsed?.issue === issue ? [{ stored, document, issue }] : [];
-  });
+  const runs = await store.listRunsOfIssue(repo, issue);
+  return runs.map((stored) => ({ stored, document: stored.snapshot as RunDocument, issue }));
 }
 
 /** Is a run still going (queued, running or awaiting input)? */

@@ -5,8 +5,8 @@ import { callGitHub } from "./errors.js";
 import { fullName, type GitHub, type RepoRef } from "./github.js";
 import type { Installations } from "./installations.js";
 import { reply } from "./replies.js";
-import { isActive, parseRunBranch } from "./run-index.js";
-import type { RunStarter } from "./starter.js";
+import { parseRunBranch } from "./run-index.js";
+import { runIdOf, type RunStarter } from "./starter.js";
 import type { WorkflowFile } from "./workflow-source.js";
 
 /** Who a scheduled run is started by. */
@@ -21,17 +21,29 @@ export interface ScheduleEntry {
   brief?: string;
 }
 
+/** How far back a tick looks for firings that were missed (a crash, a failure, no replica up). */
+export const CATCH_UP_MS = 10 * 60_000;
+/** How long one replica may take to fire; after that another replica takes the firing over. */
+const FIRING_MS = 5 * 60_000;
+/** How long a fired schedule's lease is kept: well past the catch-up window. */
+const FIRED_MS = 86_400_000;
+
 /**
  * The cron schedules of every repository, registered from the default branch (on install and
- * on push). A tick fires the schedules due in the current minute; a store lease keyed by
- * schedule and minute makes one replica fire each. A schedule whose previous run is still
- * active skips (and says so on that run's tracking issue); otherwise it opens a tracking issue
- * and starts a run on it.
+ * on push). A tick fires the schedules due in the last {@link CATCH_UP_MS}; a store lease keyed
+ * by schedule and minute makes one replica fire each. The lease is short while firing and long
+ * once fired, so a firing that a crash or a GitHub error interrupted is taken up again by the
+ * next tick of any replica. A schedule whose previous run is still active skips (and says so on
+ * that run's tracking issue); otherwise it opens a tracking issue (or finds the one an
+ * interrupted firing opened) and starts a run on it.
  */
 export class Schedules {
   readonly #byRepo = new Map<string, ScheduleEntry[]>();
-  /** Firings this process took (a lease held by the same holder would be a renewal). */
-  readonly #fired = new Set<string>();
+  /**
+   * Firings this process took or found taken, by key: their minute, and when to try again
+   * (never for its own: a lease held by the same holder would be a renewal).
+   */
+  readonly #taken = new Map<string, { minute: number; retryAt: number }>();
   #timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -71,20 +83,33 @@ export class Schedules {
     return entries;
   }
 
-  /** Fires every schedule due in the minute of `now`. */
+  /** Fires every schedule due since {@link CATCH_UP_MS} before `now` and not fired yet. */
   async tick(now = this.deps.now()): Promise<string[]> {
-    const minute = Math.floor(now / 60_000) * 60_000;
-    for (const key of this.#fired)
-      if (!key.endsWith(new Date(minute).toISOString())) this.#fired.delete(key);
+    const { store, holder, onError } = this.deps;
+    for (const [key, { minute }] of this.#taken)
+      if (minute < now - CATCH_UP_MS - 60_000) this.#taken.delete(key);
     const fired: string[] = [];
     for (const entries of this.#byRepo.values()) {
       for (const entry of entries) {
-        if (entry.cron.nextRun(new Date(minute - 1000))?.getTime() !== minute) continue;
-        const key = `schedule:${fullName(entry.repo)}#${entry.workflow}#${entry.index}@${new Date(minute).toISOString()}`;
-        if (this.#fired.has(key)) continue;
-        if (!(await this.deps.store.acquireLease(key, this.deps.holder, now, 86_400_000))) continue;
-        this.#fired.add(key);
-        fired.push(...(await this.#fire(entry, key, minute)));
+        for (const minute of dueMinutes(entry.cron, now - CATCH_UP_MS, now)) {
+          const key = `schedule:${fullName(entry.repo)}#${entry.workflow}#${entry.index}@${new Date(minute).toISOString()}`;
+          if ((this.#taken.get(key)?.retryAt ?? 0) > now) continue;
+          if (!(await store.acquireLease(key, holder, now, FIRING_MS))) {
+            // Another replica fires it; should that replica die, its lease ends.
+            this.#taken.set(key, { minute, retryAt: now + FIRING_MS });
+            continue;
+          }
+          this.#taken.set(key, { minute, retryAt: Infinity });
+          try {
+            fired.push(...(await this.#fire(entry, key, minute)));
+            await store.acquireLease(key, holder, now, FIRED_MS);
+          } catch (error) {
+            // Free the firing for the next tick, here or on another replica.
+            this.#taken.delete(key);
+            await store.releaseLease(key, holder).catch(onError);
+            onError(error);
+          }
+        }
       }
     }
     return fired;
@@ -106,14 +131,14 @@ export class Schedules {
   async #fire(entry: ScheduleEntry, key: string, minute: number): Promise<string[]> {
     const repoName = fullName(entry.repo);
     const gh = await this.deps.installations.client(repoName);
-    const previous = (await this.deps.store.listRuns(repoName, { limit: 100 })).find((run) => {
-      const document = run.snapshot as RunDocument;
-      return (
+    // This firing's own run, when an interrupted attempt created it, is not a previous one.
+    const own = runIdOf(key, entry.workflow);
+    const previous = (await this.deps.store.listActiveRuns({ repo: repoName })).find(
+      (run) =>
         run.workflow === entry.workflow &&
-        document.definition.startedBy === SCHEDULE_ACTOR &&
-        isActive(run.status)
-      );
-    });
+        run.runId !== own &&
+        (run.snapshot as RunDocument).definition.startedBy === SCHEDULE_ACTOR,
+    );
     const when = new Date(minute).toISOString();
     if (previous !== undefined) {
       const issue = parseRunBranch((previous.snapshot as RunDocument).definition.branch)?.issue;
@@ -129,7 +154,9 @@ export class Schedules {
     }
     const title = `ClusterCode: ${entry.brief ?? entry.workflow} (${when.slice(0, 16).replace("T", " ")} UTC)`;
     const body = `Tracking issue of the scheduled run of workflow \`${entry.workflow}\` at ${when}.${entry.brief === undefined ? "" : `\n\n${entry.brief}`}`;
-    const number = await openIssue(gh, entry.repo, title, body);
+    const number =
+      (await findIssue(gh, entry.repo, title, when)) ??
+      (await openIssue(gh, entry.repo, title, body));
     return this.deps.starter.trigger({
       gh,
       repo: entry.repo,
@@ -141,6 +168,37 @@ export class Schedules {
       ...(entry.brief === undefined ? {} : { brief: entry.brief }),
     });
   }
+}
+
+/** The minutes (cron times) in `(from, to]`, oldest first. */
+function dueMinutes(cron: Cron, from: number, to: number): number[] {
+  const minutes: number[] = [];
+  for (let next = cron.nextRun(new Date(from)); next !== null && next.getTime() <= to;) {
+    minutes.push(next.getTime());
+    next = cron.nextRun(next);
+  }
+  return minutes;
+}
+
+/** The tracking issue an interrupted firing opened already, found by its title. */
+async function findIssue(
+  gh: GitHub,
+  repo: RepoRef,
+  title: string,
+  since: string,
+): Promise<number | undefined> {
+  const { data } = await callGitHub("look for a tracking issue", () =>
+    gh.request("GET /repos/{owner}/{repo}/issues", {
+      owner: repo.owner,
+      repo: repo.repo,
+      state: "all",
+      since,
+      sort: "created",
+      direction: "desc",
+      per_page: 100,
+    }),
+  );
+  return data.find((issue) => issue.title === title && issue.pull_request === undefined)?.number;
 }
 
 async function openIssue(gh: GitHub, repo: RepoRef, title: string, body: string): Promise<number> {

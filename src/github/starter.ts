@@ -87,7 +87,7 @@ export class RunStarter {
   async #startOne(request: TriggerRequest, file: WorkflowFile, workflow: Workflow) {
     const { gh, repo, issue, actor } = request;
     const repoName = fullName(repo);
-    const runId = `r${createHash("sha256").update(`${request.key}\n${workflow.name}`).digest("hex").slice(0, 12)}`;
+    const runId = runIdOf(request.key, workflow.name);
     const existing = await runsOfIssue(this.deps.store, repoName, issue.number);
     const seen = existing.find((run) => run.stored.runId === runId);
     if (seen !== undefined) {
@@ -135,6 +135,7 @@ export class RunStarter {
       outbox: [],
       createdAt: now,
       updatedAt: now,
+      issue: issue.number,
     });
     if (created) await this.#admit(repoName, workflow, runId);
     return runId;
@@ -144,12 +145,20 @@ export class RunStarter {
   async #admit(repoName: string, workflow: Workflow, runId: string): Promise<void> {
     const counts = await this.deps.admission.counts(repoName, workflow.name);
     const ahead = { ...counts, queued: counts.queued.filter((run) => run.runId !== runId) };
-    if (ahead.queued.length === 0 && this.deps.admission.admits(repoName, workflow, ahead)) {
+    if (
+      ahead.queued.length === 0 &&
+      (await this.deps.admission.admits(repoName, workflow, ahead))
+    ) {
       await this.deps.runtime.deliver(runId, { type: "run.start", at: this.deps.now() });
     } else {
       this.deps.onCreated(runId);
     }
   }
+}
+
+/** The id of the run a trigger (by its idempotency key) starts for a workflow. */
+export function runIdOf(key: string, workflow: string): string {
+  return `r${createHash("sha256").update(`${key}\n${workflow}`).digest("hex").slice(0, 12)}`;
 }
 
 /** The valid workflows a selector picks, or why none (a reply for the person). */

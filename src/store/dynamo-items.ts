@@ -17,7 +17,7 @@ export const FINAL_RUN_STATUSES: ReadonlySet<string> = new Set([
 export const INDEX_PARTITIONS = {
   /** gsi1: timers by due time. */
   timers: "TIMERS",
-  /** gsi2: runs whose status is not final, oldest first. */
+  /** gsi2: runs whose status is not final, by repository, oldest first within one. */
   activeRuns: "RUNS#ACTIVE",
   /** gsi2: deliveries not yet processed, oldest first. */
   unprocessedDeliveries: "DELIVERIES#UNPROCESSED",
@@ -44,7 +44,21 @@ export const keyOf = {
   delivery: (deliveryId: string): Item => key(`DELIVERY#${deliveryId}`, "DELIVERY"),
   ledger: (scope: string, day: string): Item => key(`LEDGER#${scope}#${day}`, "LEDGER"),
   lease: (name: string): Item => key(`LEASE#${name}`, "LEASE"),
+  admission: (scope: string): Item => key(`ADMISSION#${scope}`, "ADMISSION"),
+  /** Links a run to its issue; the sort key orders an issue's runs by creation time. */
+  issueRun: (repo: string, issue: number, createdAt: number, runId: string): Item =>
+    key(issuePartition(repo, issue), `RUN#${padTime(createdAt)}#${runId}`),
 };
+
+/** Partition key of an issue's run links. */
+export function issuePartition(repo: string, issue: number): string {
+  return `ISSUE#${repo}#${requireNatural(issue, "issue")}`;
+}
+
+/** The gsi2 sort key prefix of one repository's active runs. */
+export function activeRunsPrefix(repo: string): string {
+  return `${repo}#`;
+}
 
 /** The run item: indexed by repository always, and as active while its status is not final. */
 export function encodeRun(run: StoredRun): Item {
@@ -63,16 +77,17 @@ export function encodeRun(run: StoredRun): Item {
     gsi1pk: { S: INDEX_PARTITIONS.repo(run.repo) },
     gsi1sk: { S: `${padTime(run.createdAt)}#${run.runId}` },
   };
+  if (run.issue !== undefined) item.issue = num(requireNatural(run.issue, "issue"));
   if (!FINAL_RUN_STATUSES.has(run.status)) {
     item.gsi2pk = { S: INDEX_PARTITIONS.activeRuns };
-    item.gsi2sk = { S: `${padTime(run.createdAt)}#${run.runId}` };
+    item.gsi2sk = { S: `${activeRunsPrefix(run.repo)}${padTime(run.createdAt)}#${run.runId}` };
   }
   return item;
 }
 
 /** Reads a run item back. */
 export function decodeRun(item: Item): StoredRun {
-  return {
+  const run: StoredRun = {
     runId: readS(item, "runId"),
     version: readN(item, "version"),
     repo: readS(item, "repo"),
@@ -83,6 +98,8 @@ export function decodeRun(item: Item): StoredRun {
     createdAt: readN(item, "createdAt"),
     updatedAt: readN(item, "updatedAt"),
   };
+  if (item.issue !== undefined) run.issue = readN(item, "issue");
+  return run;
 }
 
 /** An evidence entry under its run, sorted by seq. */

@@ -43,7 +43,16 @@ export class DynamoStore implements Store {
     if (run.version !== 1) {
       throw new StoreError("invalid_argument", `A new run starts at version 1, not ${run.version}`);
     }
-    return this.#requests.put(items.encodeRun(run), { expression: "attribute_not_exists(pk)" });
+    const item = items.encodeRun(run);
+    // The link first: a crash before the run leaves a link to nothing, which listing skips.
+    if (run.issue !== undefined) {
+      await this.#requests.put({
+        ...keyOf.issueRun(run.repo, run.issue, run.createdAt, run.runId),
+        kind: { S: "issue-run" },
+        runId: { S: run.runId },
+      });
+    }
+    return this.#requests.put(item, { expression: "attribute_not_exists(pk)" });
   }
 
   async getRun(runId: string): Promise<StoredRun | undefined> {
@@ -72,11 +81,31 @@ export class DynamoStore implements Store {
     return found.map(items.decodeRun);
   }
 
-  async listActiveRuns(options: { limit?: number } = {}): Promise<StoredRun[]> {
+  async listActiveRuns(options: { repo?: string; limit?: number } = {}): Promise<StoredRun[]> {
+    const { repo } = options;
     const found = await this.#queryIndex(GSI.gsi2, INDEX_PARTITIONS.activeRuns, {
       limit: options.limit ?? Infinity,
+      ...(repo === undefined ? {} : { sortKey: { prefix: items.activeRunsPrefix(repo) } }),
     });
-    return found.map(items.decodeRun);
+    // A prefix `a#` also matches a repository named `a#b` (a local path may hold `#`).
+    return found.map(items.decodeRun).filter((run) => repo === undefined || run.repo === repo);
+  }
+
+  async listRunsOfIssue(repo: string, issue: number): Promise<StoredRun[]> {
+    const links = await this.#requests.query(
+      {
+        KeyConditionExpression: "pk = :pk",
+        ExpressionAttributeValues: { ":pk": { S: items.issuePartition(repo, issue) } },
+        ScanIndexForward: false,
+        ConsistentRead: true,
+      },
+      Infinity,
+    );
+    // A create that was refused (the id existed) may have left a second link to the same run.
+    const runIds = [...new Set(links.map((link) => items.readS(link, "runId")))];
+    const runs = (await this.#requests.batchGet(runIds.map(keyOf.run))).map(items.decodeRun);
+    const byId = new Map(runs.map((run) => [run.runId, run]));
+    return runIds.flatMap((runId) => byId.get(runId) ?? []);
   }
 
   async writeAfterEffects(evidence: EvidenceRecord[], receipts: Receipt[]): Promise<void> {
@@ -112,7 +141,7 @@ export class DynamoStore implements Store {
     // Every index key of a timer due at or before `now` sorts below the padded `now + 1`.
     const found = await this.#queryIndex(GSI.gsi1, INDEX_PARTITIONS.timers, {
       limit,
-      sortKeyBelow: padTime(Math.floor(now) + 1),
+      sortKey: { below: padTime(Math.floor(now) + 1) },
     });
     return found.map(items.decodeTimer);
   }
@@ -196,16 +225,37 @@ export class DynamoStore implements Store {
     });
   }
 
+  async admissionPaused(scope: string): Promise<boolean> {
+    const item = await this.#requests.get(keyOf.admission(scope));
+    return item?.paused?.BOOL === true;
+  }
+
+  async setAdmissionPaused(scope: string, paused: boolean): Promise<void> {
+    await this.#requests.put({
+      ...keyOf.admission(scope),
+      kind: { S: "admission" },
+      paused: { BOOL: paused },
+    });
+  }
+
   #queryIndex(
     index: string,
     partition: string,
-    options: { limit: number; newestFirst?: boolean; sortKeyBelow?: string },
+    options: {
+      limit: number;
+      newestFirst?: boolean;
+      sortKey?: { below: string } | { prefix: string };
+    },
   ): Promise<Item[]> {
     const values: Item = { ":pk": { S: partition } };
     let condition = `${index}pk = :pk`;
-    if (options.sortKeyBelow !== undefined) {
-      condition += ` AND ${index}sk < :below`;
-      values[":below"] = { S: options.sortKeyBelow };
+    const { sortKey } = options;
+    if (sortKey !== undefined && "below" in sortKey) {
+      condition += ` AND ${index}sk < :sk`;
+      values[":sk"] = { S: sortKey.below };
+    } else if (sortKey !== undefined) {
+      condition += ` AND begins_with(${index}sk, :sk)`;
+      values[":sk"] = { S: sortKey.prefix };
     }
     return this.#requests.query(
       {

@@ -20,6 +20,8 @@ export interface StoredRun {
   outbox: unknown[];
   createdAt: number;
   updatedAt: number;
+  /** The GitHub issue the run works on, if any: its runs are listed by {@link Store.listRunsOfIssue}. */
+  issue?: number;
 }
 
 /** One append-only evidence entry. `seq` is unique per run. */
@@ -57,7 +59,7 @@ export interface DeliveryRecord {
 
 /** The run store. Implementations: DynamoDB (and dynalite, embedded). */
 export interface Store {
-  /** Creates a run at version 1; false when the id already exists. */
+  /** Creates a run at version 1 (linked to its issue, if any); false when the id already exists. */
   createRun(run: StoredRun): Promise<boolean>;
   getRun(runId: string): Promise<StoredRun | undefined>;
   /**
@@ -68,10 +70,12 @@ export interface Store {
   /** Runs of a repository (newest first; at most `limit`, default 100), through an index. */
   listRuns(repo: string, options?: { limit?: number }): Promise<StoredRun[]>;
   /**
-   * Runs that are not finished, across repositories, oldest first (all of them unless `limit`),
-   * through an index.
+   * Runs that are not finished (all of them unless `limit`), through an index: of one
+   * repository when `repo` is given, oldest first; otherwise of all, grouped by repository.
    */
-  listActiveRuns(options?: { limit?: number }): Promise<StoredRun[]>;
+  listActiveRuns(options?: { repo?: string; limit?: number }): Promise<StoredRun[]>;
+  /** Every run of an issue of a repository, newest first, with consistent reads. */
+  listRunsOfIssue(repo: string, issue: number): Promise<StoredRun[]>;
 
   /**
    * Writes evidence entries and receipts in one batch (one request per 25 items; not atomic
@@ -112,4 +116,8 @@ export interface Store {
    */
   acquireLease(name: string, holder: string, now: number, ms: number): Promise<boolean>;
   releaseLease(name: string, holder: string): Promise<void>;
+
+  /** Is admission paused for `scope` (kept in the store so that every replica agrees)? */
+  admissionPaused(scope: string): Promise<boolean>;
+  setAdmissionPaused(scope: string, paused: boolean): Promise<void>;
 }

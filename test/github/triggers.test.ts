@@ -5,7 +5,9 @@ import type {
 } from "@octokit/webhooks-types";
 import { webhookExample } from "./helpers/examples.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Schedules } from "../../src/github/schedules.js";
+import { Admission } from "../../src/github/admission.js";
+import { CATCH_UP_MS, Schedules } from "../../src/github/schedules.js";
+import { parseWorkflow } from "../../src/workflow/parse.js";
 import { OWNER, payloadOf, REPO, startTestApp, type TestApp } from "./helpers/harness.js";
 
 const WORKFLOW = `version: 1
@@ -158,5 +160,90 @@ describe("triggers, commands and admission", () => {
     ).toBe(1);
     expect(await app.host.schedules.tick(six)).toHaveLength(1);
     await app.waitForStatus("awaiting_input");
+  });
+
+  it("finds an issue's run among more than 100 newer runs of the repository", async () => {
+    await app.deliver("issues", labeled(1));
+    const { state } = await app.waitForStatus("awaiting_input");
+    for (let i = 0; i < 120; i++) {
+      await app.host.store.createRun({
+        runId: `old${i}`,
+        version: 1,
+        repo: `${OWNER}/${REPO}`,
+        workflow: "other",
+        status: "failed",
+        snapshot: {},
+        outbox: [],
+        createdAt: Date.now() + i,
+        updatedAt: Date.now() + i,
+        issue: 100 + i,
+      });
+    }
+    await app.deliver("issue_comment", comment("/approve", "alice", 1));
+    const done = await app.waitForStatus("succeeded");
+    expect(done.state.runId).toBe(state.runId);
+  });
+
+  it("keeps admission paused across replicas until fewer than resume_below runs wait", async () => {
+    const parsed = parseWorkflow(
+      `${WORKFLOW.replace(
+        "admission: { max_active_runs: 1 }",
+        "admission: { max_awaiting_approval: 2, resume_below: 1 }",
+      )}`,
+    );
+    if (!parsed.ok) throw new Error("the test workflow does not parse");
+    const replica = (holder: string) =>
+      new Admission({ store: app.host.store, runtime: app.host.runtime, now: Date.now, holder });
+    const [a, b] = [replica("a"), replica("b")];
+    const repo = `${OWNER}/${REPO}`;
+    const waiting = (awaiting: number) => ({ active: awaiting, awaiting, queued: [] });
+    expect(await a.admits(repo, parsed.workflow, waiting(1))).toBe(true);
+    expect(await a.admits(repo, parsed.workflow, waiting(2))).toBe(false);
+    // Another replica (or this one restarted) knows the queue is paused: 1 is not below 1.
+    expect(await b.admits(repo, parsed.workflow, waiting(1))).toBe(false);
+    expect(await b.admits(repo, parsed.workflow, waiting(0))).toBe(true);
+    expect(await a.admits(repo, parsed.workflow, waiting(1))).toBe(true);
+  });
+
+  describe("a scheduled firing that was interrupted", () => {
+    const repo = { owner: OWNER, repo: REPO, defaultBranch: "main" };
+    const six = Date.parse("2026-12-03T06:00:05Z");
+    const title = "ClusterCode: Nightly check (2026-12-03 06:00 UTC)";
+    beforeEach(async () => {
+      const { readWorkflows } = await import("../../src/github/workflow-source.js");
+      app.host.schedules.register(repo, await readWorkflows(await app.probot.auth(1), repo));
+    });
+
+    it("by a GitHub error fires on the next tick", async () => {
+      app.github.outages.push({ method: "POST", path: /\/issues$/ });
+      expect(await app.host.schedules.tick(six)).toHaveLength(0);
+      expect(app.errors).toHaveLength(1);
+      app.errors.length = 0;
+      expect(await app.host.schedules.tick(six + 20_000)).toHaveLength(1);
+      await app.waitForStatus("awaiting_input");
+      expect(app.github.issues.map((issue) => issue.title)).toEqual([title]);
+    });
+
+    it("by a replica that died holding it is fired by another within the catch-up window", async () => {
+      const key = `schedule:${OWNER}/${REPO}#ship#0@2026-12-03T06:00:00.000Z`;
+      expect(await app.host.store.acquireLease(key, "dead-replica", six, 5 * 60_000)).toBe(true);
+      expect(await app.host.schedules.tick(six + 60_000)).toHaveLength(0);
+      expect(await app.host.schedules.tick(six + 3 * 60_000)).toHaveLength(0);
+      expect(await app.host.schedules.tick(six + 6 * 60_000)).toHaveLength(1);
+      await app.waitForStatus("awaiting_input");
+      expect(await app.host.schedules.tick(six + 7 * 60_000)).toHaveLength(0);
+    });
+
+    it("after opening its tracking issue starts the run on that issue", async () => {
+      app.github.issues.push({ number: 77, title, body: "opened before the crash" });
+      expect(await app.host.schedules.tick(six)).toHaveLength(1);
+      const { definition } = await app.waitForStatus("awaiting_input");
+      expect(definition.branch).toMatch(/^clustercode\/77-/);
+      expect(app.github.calls("POST", /\/issues$/)).toHaveLength(0);
+    });
+
+    it("is not fired once the catch-up window has passed", async () => {
+      expect(await app.host.schedules.tick(six + CATCH_UP_MS)).toHaveLength(0);
+    });
   });
 });

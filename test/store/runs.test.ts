@@ -98,16 +98,70 @@ describe("runs", () => {
     }
     const active = await store.listActiveRuns();
     expect(active.map((r) => [r.runId, r.status])).toEqual([
-      ["running", "running"],
       ["waiting", "awaiting_input"],
+      ["running", "running"],
     ]);
-    expect((await store.listActiveRuns({ limit: 1 })).map((r) => r.runId)).toEqual(["running"]);
+    expect((await store.listActiveRuns({ limit: 1 })).map((r) => r.runId)).toEqual(["waiting"]);
+    expect((await store.listActiveRuns({ repo: "octo/b" })).map((r) => r.runId)).toEqual([
+      "running",
+    ]);
     // Finished runs stay listed under their repository.
     expect((await store.listRuns("octo/app")).map((r) => r.runId)).toEqual([
       "queued",
       "waiting",
       "done",
     ]);
+  });
+
+  it("lists one repository's active runs, oldest first, not another's that shares a prefix", async () => {
+    const store = await dynamo.newStore();
+    await store.createRun(run({ runId: "newer", repo: "/w/a", createdAt: 2_000 }));
+    await store.createRun(run({ runId: "older", repo: "/w/a", createdAt: 1_000 }));
+    await store.createRun(run({ runId: "hash", repo: "/w/a#b", createdAt: 500 }));
+    expect((await store.listActiveRuns({ repo: "/w/a" })).map((r) => r.runId)).toEqual([
+      "older",
+      "newer",
+    ]);
+    expect((await store.listActiveRuns({ repo: "/w/a#b" })).map((r) => r.runId)).toEqual(["hash"]);
+    expect(await store.listActiveRuns({ repo: "/w/none" })).toEqual([]);
+  });
+
+  it("lists every run of an issue, newest first, however many runs the repository has", async () => {
+    const store = await dynamo.newStore();
+    await store.createRun(run({ runId: "first", issue: 7, createdAt: 1 }));
+    for (let i = 0; i < 120; i++)
+      await store.createRun(run({ runId: `other-${i}`, issue: 8, createdAt: 10 + i }));
+    await store.createRun(run({ runId: "second", issue: 7, createdAt: 500 }));
+    await store.saveRun(
+      run({ runId: "first", issue: 7, createdAt: 1, version: 2, status: "failed" }),
+    );
+    const runs = await store.listRunsOfIssue("octo/app", 7);
+    expect(runs.map((r) => [r.runId, r.status, r.issue])).toEqual([
+      ["second", "queued", 7],
+      ["first", "failed", 7],
+    ]);
+    expect(await store.listRunsOfIssue("octo/app", 9)).toEqual([]);
+    expect(await store.listRunsOfIssue("octo/other", 7)).toEqual([]);
+    expect(await store.listRunsOfIssue("octo/app", 8)).toHaveLength(120);
+  });
+
+  it("skips an issue's link to a run a crash kept from being created", async () => {
+    const store = await dynamo.newStore();
+    await store.createRun(run({ runId: "kept", issue: 3 }));
+    // A second create of the same id is refused after its link was written: the link is
+    // harmless, the run is listed once.
+    expect(await store.createRun(run({ runId: "kept", issue: 3, createdAt: 9_000 }))).toBe(false);
+    expect((await store.listRunsOfIssue("octo/app", 3)).map((r) => r.runId)).toEqual(["kept"]);
+  });
+
+  it("keeps admission's pause in the store", async () => {
+    const store = await dynamo.newStore();
+    expect(await store.admissionPaused("octo/app#ship")).toBe(false);
+    await store.setAdmissionPaused("octo/app#ship", true);
+    expect(await store.admissionPaused("octo/app#ship")).toBe(true);
+    expect(await store.admissionPaused("octo/app#other")).toBe(false);
+    await store.setAdmissionPaused("octo/app#ship", false);
+    expect(await store.admissionPaused("octo/app#ship")).toBe(false);
   });
 
   it("writes a transition as one PutItem request", async () => {

@@ -54,6 +54,9 @@ export class FakeGitHub {
   }[] = [];
   readonly pullFiles = new Map<number, { filename: string; status: string }[]>();
   readonly deliveries: Record<string, unknown>[] = [];
+  readonly issues: { number: number; title: string; body: string }[] = [];
+  /** Requests (method and path) to answer once with a 502, as a GitHub outage would. */
+  readonly outages: { method: string; path: RegExp }[] = [];
   #nextId = 1000;
   readonly #routes: Route[] = [
     [
@@ -144,7 +147,24 @@ export class FakeGitHub {
         return [200, comment];
       },
     ],
-    ["POST", /^\/repos\/[^/]+\/[^/]+\/issues$/, () => [201, { number: this.#nextId++ }]],
+    [
+      "POST",
+      /^\/repos\/[^/]+\/[^/]+\/issues$/,
+      (_, request) => {
+        const issue = {
+          number: this.#nextId++,
+          title: str(request.body.title),
+          body: str(request.body.body),
+        };
+        this.issues.push(issue);
+        return [201, issue];
+      },
+    ],
+    [
+      "GET",
+      /^\/repos\/[^/]+\/[^/]+\/issues$/,
+      () => [200, this.issues.map((issue) => ({ ...issue, state: "open" })).reverse()],
+    ],
     [
       "GET",
       /^\/repos\/([^/]+)\/[^/]+\/pulls$/,
@@ -274,6 +294,11 @@ export class FakeGitHub {
     };
     this.requests.push(request);
     this.problems.push(...checkRequest(method, url.pathname, parsed === "" ? undefined : parsed));
+    const outage = this.outages.findIndex((o) => o.method === method && o.path.test(request.path));
+    if (outage >= 0) {
+      this.outages.splice(outage, 1);
+      return [502, { message: "Server Error" }];
+    }
     for (const [routeMethod, pattern, reply] of this.#routes) {
       const match = routeMethod === method ? pattern.exec(request.path) : null;
       if (match === null) continue;

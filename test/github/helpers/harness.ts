@@ -123,7 +123,7 @@ export async function startTestApp(workflow: string): Promise<TestApp> {
     async waitForStatus(status, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const runs = await app.host.store.listRuns(`${OWNER}/${REPO}`);
+        const runs = await app.host.store.listRuns(`${OWNER}/${REPO}`, { limit: Infinity });
         const run = runs.find((candidate) => candidate.status === status);
         if (run !== undefined) {
           await app.host.idle();
