@@ -1,9 +1,15 @@
 /* global process, console, performance, fetch, setTimeout, structuredClone */
 // Webhook acknowledgement latency (p50/p99 at a fixed rate) and throughput (closed loop) of the
-// ClusterCode app (delivery recorded in the embedded store before the ack) against a bare
-// Probot app with a no-op handler, each served by its own child process on 127.0.0.1.
+// ClusterCode app against a bare Probot app with a no-op handler, and against a bare app whose
+// handler makes the one durable write a safe intake needs (a conditional PutItem of the
+// delivery into the same embedded store). Each server is its own child process on 127.0.0.1.
+// The app is measured on two kinds of delivery:
+// - recorded: a check-run button press (for a run that does not exist), recorded before the
+//   ack, then processed (one store read, nothing to call on GitHub) and marked processed;
+// - ignored: a comment without a command, which the app acknowledges without recording.
 // The REST calls per lifecycle run are counted by test/github/rest-budget.test.ts.
-// Run by hand after `npm run build`: node bench/webhook-ack.js [rate/s] [seconds] [concurrency]
+// Run by hand after `npm run build`:
+//   node bench/webhook-ack.js [rate/s] [seconds] [concurrency] [rounds]
 import { spawn } from "node:child_process";
 import { createHmac, generateKeyPairSync, randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -28,23 +34,34 @@ async function serve(kind) {
   });
   const probot = new Probot({ appId: 1, privateKey, secret: SECRET, logLevel: "fatal" });
   let appFn = (app) => app.onAny(async () => {});
-  let dir;
+  const dir = mkdtempSync(join(tmpdir(), "cc-ack-"));
   if (kind === "app") {
     const { AppHost } = await import("../dist/github/app-host.js");
     const { clusterCodeApp } = await import("../dist/github/app.js");
-    dir = mkdtempSync(join(tmpdir(), "cc-ack-"));
     const host = await AppHost.open({
       stateDir: dir,
       env: { PATH: process.env.PATH },
       log: { error: (message, error) => console.error(message, error) },
     });
     appFn = clusterCodeApp(host);
+  } else if (kind === "durable") {
+    const { openStore } = await import("../dist/store/embedded.js");
+    const { store } = await openStore({ stateDir: dir, env: {} });
+    appFn = (app) =>
+      app.onAny(async (context) => {
+        await store.recordDelivery({
+          deliveryId: context.id,
+          event: context.name,
+          payload: context.payload,
+          receivedAt: Date.now(),
+        });
+      });
   }
   const middleware = await createNodeMiddleware(appFn, { probot });
   const server = createServer((req, res) => middleware(req, res));
   server.listen(0, "127.0.0.1", () => console.log(`port ${server.address().port}`));
   process.on("SIGTERM", () => {
-    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
     process.exit(0);
   });
 }
@@ -62,21 +79,32 @@ function start(kind) {
   });
 }
 
-function payload() {
+/** The two deliveries: [event, body] for one the app records and one it ignores. */
+function deliveries() {
   const require = createRequire(import.meta.url);
   const groups = require("@octokit/webhooks-examples/api.github.com/index.json");
-  const star = structuredClone(groups.find((g) => g.name === "star").examples[0]);
-  delete star.installation; // recorded and acknowledged, then nothing to call on GitHub
-  return JSON.stringify(star);
+  const example = (event, action) =>
+    structuredClone(groups.find((g) => g.name === event).examples.find((e) => e.action === action));
+  const button = example("check_run", "requested_action");
+  button.installation = { id: 1 };
+  button.requested_action = { identifier: "approve" };
+  button.check_run.external_id = "rnonexistent/1";
+  const chatter = example("issue_comment", "created");
+  chatter.installation = { id: 1 };
+  chatter.comment.body = "Looks good to me, thanks!";
+  return {
+    recorded: ["check_run", JSON.stringify(button)],
+    ignored: ["issue_comment", JSON.stringify(chatter)],
+  };
 }
 
-async function send(url, body) {
+async function send(url, [event, body]) {
   const started = performance.now();
   const response = await fetch(url, {
     method: "POST",
     headers: {
       "content-type": "application/json",
-      "x-github-event": "star",
+      "x-github-event": event,
       "x-github-delivery": randomUUID(),
       "x-hub-signature-256": `sha256=${createHmac("sha256", SECRET).update(body).digest("hex")}`,
     },
@@ -87,7 +115,7 @@ async function send(url, body) {
   return performance.now() - started;
 }
 
-async function atRate(url, body, rate, seconds) {
+async function atRate(url, delivery, rate, seconds) {
   const latencies = [];
   const pending = [];
   const begin = performance.now();
@@ -95,7 +123,7 @@ async function atRate(url, body, rate, seconds) {
     const due = begin + (i * 1000) / rate;
     const wait = due - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    pending.push(send(url, body).then((ms) => latencies.push(ms)));
+    pending.push(send(url, delivery).then((ms) => latencies.push(ms)));
   }
   await Promise.all(pending);
   latencies.sort((a, b) => a - b);
@@ -103,13 +131,13 @@ async function atRate(url, body, rate, seconds) {
   return { p50: at(0.5), p99: at(0.99) };
 }
 
-async function closedLoop(url, body, concurrency, seconds) {
+async function closedLoop(url, delivery, concurrency, seconds) {
   let done = 0;
   const end = performance.now() + seconds * 1000;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (performance.now() < end) {
-        await send(url, body);
+        await send(url, delivery);
         done++;
       }
     }),
@@ -121,23 +149,46 @@ async function main() {
   const rate = Number(process.argv[2] ?? 100);
   const seconds = Number(process.argv[3] ?? 10);
   const concurrency = Number(process.argv[4] ?? 16);
-  const body = payload();
-  const results = {};
-  for (const kind of ["bare", "app"]) {
-    const { child, url } = await start(kind);
-    try {
-      for (let i = 0; i < 50; i++) await send(url, body); // warm up
-      const latency = await atRate(url, body, rate, seconds);
-      const throughput = await closedLoop(url, body, concurrency, Math.min(seconds, 5));
-      results[kind] = { ...latency, throughput };
-      console.log(
-        `${kind.padEnd(4)}  ack p50 ${latency.p50.toFixed(1)} ms  p99 ${latency.p99.toFixed(1)} ms at ${rate}/s  ` +
-          `throughput ${throughput.toFixed(0)}/s (${concurrency} concurrent)`,
-      );
-    } finally {
-      child.kill("SIGTERM");
+  const rounds = Number(process.argv[5] ?? 3);
+  const { recorded, ignored } = deliveries();
+  const configs = [
+    ["bare", "recorded", recorded],
+    ["durable", "recorded", recorded],
+    ["app", "recorded", recorded],
+    ["app", "ignored", ignored],
+  ];
+  // Rounds interleave the servers, so that a noisy moment of the machine hits them alike.
+  const results = new Map(configs.map(([kind, what]) => [`${kind} ${what}`, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const [kind, what, delivery] of configs) {
+      const { child, url } = await start(kind);
+      try {
+        for (let i = 0; i < 50; i++) await send(url, delivery); // warm up
+        const latency = await atRate(url, delivery, rate, seconds);
+        const throughput = await closedLoop(url, delivery, concurrency, Math.min(seconds, 5));
+        results.get(`${kind} ${what}`).push({ ...latency, throughput });
+      } finally {
+        child.kill("SIGTERM");
+      }
     }
   }
-  const ratio = results.app.throughput / results.bare.throughput;
-  console.log(`app/bare throughput ${(ratio * 100).toFixed(0)} %`);
+  const median = (name, field) => {
+    const values = results
+      .get(name)
+      .map((r) => r[field])
+      .sort((a, b) => a - b);
+    return values[Math.floor(values.length / 2)];
+  };
+  for (const name of results.keys()) {
+    console.log(
+      `${name.padEnd(16)}  ack p50 ${median(name, "p50").toFixed(1)} ms  p99 ${median(name, "p99").toFixed(1)} ms at ${rate}/s  ` +
+        `throughput ${median(name, "throughput").toFixed(0)}/s (${concurrency} concurrent; medians of ${rounds})`,
+    );
+  }
+  const percent = (a, b) =>
+    `${((median(a, "throughput") / median(b, "throughput")) * 100).toFixed(0)} %`;
+  console.log(`app recorded / bare:    ${percent("app recorded", "bare recorded")}`);
+  console.log(`app ignored / bare:     ${percent("app ignored", "bare recorded")}`);
+  console.log(`durable / bare:         ${percent("durable recorded", "bare recorded")}`);
+  console.log(`app recorded / durable: ${percent("app recorded", "durable recorded")}`);
 }

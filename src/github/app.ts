@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ApplicationFunction } from "probot";
 import type { AppHost } from "./app-host.js";
+import { wantsDelivery } from "./router.js";
 
 /** `GET /healthz`: 200 while the process serves (the container's health check). */
 export function healthz(req: IncomingMessage, res: ServerResponse): boolean {
@@ -11,15 +12,17 @@ export function healthz(req: IncomingMessage, res: ServerResponse): boolean {
 }
 
 /**
- * The Probot app: every verified delivery is recorded in the store before Probot acknowledges
- * it, and processed from there (see DeliveryIntake); nothing else happens in the handler.
+ * The Probot app: every verified delivery that could make the app do anything is recorded in
+ * the store before Probot acknowledges it, and processed from there (see DeliveryIntake);
+ * nothing else happens in the handler.
  */
 export function clusterCodeApp(host: AppHost): ApplicationFunction {
   return (app, { addHandler }) => {
     host.useAuth({ installation: (id) => app.auth(id), app: () => app.auth() });
     addHandler(healthz);
     app.onAny(async (context) => {
-      await host.intake.record(context.id, context.name, context.payload);
+      if (wantsDelivery(context.name, context.payload))
+        await host.intake.record(context.id, context.name, context.payload);
     });
   };
 }

@@ -1,4 +1,5 @@
 import type { DeliveryRecord, Store } from "../store/store.js";
+import { StoreError } from "../store/store-error.js";
 import { GitHubAppError } from "./errors.js";
 
 /** Turns one recorded delivery into engine events and GitHub calls. */
@@ -89,7 +90,8 @@ export class DeliveryIntake {
       } catch (error) {
         this.deps.onError(error, delivery);
         // A retryable failure stays unprocessed for the sweep; anything else will not improve.
-        if (error instanceof GitHubAppError && error.retryable) continue;
+        if ((error instanceof GitHubAppError || error instanceof StoreError) && error.retryable)
+          continue;
       } finally {
         this.#handling = undefined;
       }

@@ -1,36 +1,78 @@
 import type { DeliveryRecord } from "../store/store.js";
-import { onCheckRun, type CheckRunPayload } from "./handlers/check-run.js";
-import { onInstallation, type InstallationPayload } from "./handlers/installation.js";
-import { onIssueComment, type IssueCommentPayload } from "./handlers/issue-comment.js";
-import { onIssues, type IssuesPayload } from "./handlers/issues.js";
+import { buttonOf, onCheckRun, type CheckRunPayload } from "./handlers/check-run.js";
+import { installs, onInstallation, type InstallationPayload } from "./handlers/installation.js";
+import { commandOf, onIssueComment, type IssueCommentPayload } from "./handlers/issue-comment.js";
+import { labelOf, onIssues, type IssuesPayload } from "./handlers/issues.js";
 import {
+  approvalOf,
   onPullRequestReview,
   type PullRequestReviewPayload,
 } from "./handlers/pull-request-review.js";
-import { onPullRequest, type PullRequestPayload } from "./handlers/pull-request.js";
-import { onPush, type PushPayload } from "./handlers/push.js";
+import {
+  changesPullRequest,
+  onPullRequest,
+  type PullRequestPayload,
+} from "./handlers/pull-request.js";
+import { onPush, workflowChangesOf, type PushPayload } from "./handlers/push.js";
 import type { HandlerContext } from "./services.js";
 
-/** Hands a recorded delivery to the handler of its event; other events are ignored. */
-export async function routeDelivery(delivery: DeliveryRecord, ctx: HandlerContext): Promise<void> {
-  const payload = delivery.payload;
-  switch (delivery.event) {
-    case "issues":
-      return onIssues(payload as IssuesPayload, ctx);
-    case "issue_comment":
-      return onIssueComment(payload as IssueCommentPayload, ctx);
-    case "pull_request":
-      return onPullRequest(payload as PullRequestPayload, ctx);
-    case "pull_request_review":
-      return onPullRequestReview(payload as PullRequestReviewPayload, ctx);
-    case "check_run":
-      return onCheckRun(payload as CheckRunPayload, ctx);
-    case "push":
-      return onPush(payload as PushPayload, ctx);
-    case "installation":
-    case "installation_repositories":
-      return onInstallation(payload as InstallationPayload, ctx);
-    default:
-      return;
+/** An event's handler, and the pure test of whether a payload gives it anything to do. */
+interface Route<P> {
+  wants(payload: P): boolean;
+  handle(payload: P, ctx: HandlerContext): Promise<void>;
+}
+
+/**
+ * Types a route's payload for its functions. Payloads are GitHub's JSON: each route reads its
+ * event's payload as that event's type (method parameters are bivariant, so it fits the table).
+ */
+function route<P>(r: Route<P>): Route<unknown> {
+  return r;
+}
+
+const ROUTES: Readonly<Record<string, Route<unknown>>> = {
+  issues: route<IssuesPayload>({ wants: (p) => labelOf(p) !== undefined, handle: onIssues }),
+  issue_comment: route<IssueCommentPayload>({
+    wants: (p) => commandOf(p) !== undefined,
+    handle: onIssueComment,
+  }),
+  pull_request: route<PullRequestPayload>({ wants: changesPullRequest, handle: onPullRequest }),
+  pull_request_review: route<PullRequestReviewPayload>({
+    wants: (p) => approvalOf(p) !== undefined,
+    handle: onPullRequestReview,
+  }),
+  check_run: route<CheckRunPayload>({
+    wants: (p) => buttonOf(p) !== undefined,
+    handle: onCheckRun,
+  }),
+  push: route<PushPayload>({ wants: (p) => workflowChangesOf(p) !== undefined, handle: onPush }),
+  installation: route<InstallationPayload>({ wants: installs, handle: onInstallation }),
+  installation_repositories: route<InstallationPayload>({
+    wants: installs,
+    handle: onInstallation,
+  }),
+};
+
+/**
+ * Could this delivery make the app do anything? Only such deliveries are recorded: the others
+ * (events or actions the app ignores, comments without a command, deliveries without an
+ * installation) are acknowledged and dropped, since there is nothing to lose. A payload the
+ * test cannot read is recorded, and its handler reports what is wrong with it.
+ */
+export function wantsDelivery(event: string, payload: unknown): boolean {
+  const found = ROUTES[event];
+  if (found === undefined) return false;
+  const installation = (payload as { installation?: { id?: unknown } } | null)?.installation;
+  if (typeof installation?.id !== "number") return false;
+  try {
+    return found.wants(payload);
+  } catch {
+    return true;
   }
+}
+
+/** Hands a recorded delivery to the handler of its event when it has anything to do. */
+export async function routeDelivery(delivery: DeliveryRecord, ctx: HandlerContext): Promise<void> {
+  const found = ROUTES[delivery.event];
+  if (found?.wants(delivery.payload) === true) await found.handle(delivery.payload, ctx);
 }

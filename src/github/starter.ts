@@ -4,6 +4,7 @@ import type { RunDefinition } from "../engine/model.js";
 import { createSnapshot } from "../engine/step.js";
 import type { RunDocument, Runtime } from "../runtime/runtime.js";
 import type { Store } from "../store/store.js";
+import { StoreError } from "../store/store-error.js";
 import type { Workflow } from "../workflow/workflow.schema.js";
 import type { Admission } from "./admission.js";
 import { buildBrief } from "./brief.js";
@@ -85,17 +86,50 @@ export class RunStarter {
   }
 
   async #startOne(request: TriggerRequest, file: WorkflowFile, workflow: Workflow) {
+    const repoName = fullName(request.repo);
+    const runId = runIdOf(request.key, workflow.name);
+    // The check for an active run and the create are one step across replicas: two triggers
+    // of a workflow on one issue at the same moment must not both start a run.
+    const lock = `trigger:${repoName}#${request.issue.number}#${workflow.name}`;
+    await this.#lock(lock, runId);
+    let outcome: "admit" | "started" | "busy";
+    try {
+      outcome = await this.#create(request, file, workflow, runId);
+    } finally {
+      await this.deps.store.releaseLease(lock, runId);
+    }
+    if (outcome === "busy") return undefined;
+    if (outcome === "admit") await this.#admit(repoName, workflow, runId);
+    return runId;
+  }
+
+  /** Takes a trigger lock, waiting (boundedly) while another trigger holds it. */
+  async #lock(name: string, holder: string): Promise<void> {
+    for (let attempt = 0; attempt < LOCK_ATTEMPTS; attempt++) {
+      if (await this.deps.store.acquireLease(name, holder, this.deps.now(), LOCK_MS)) return;
+      await new Promise((resolve) => setTimeout(resolve, LOCK_WAIT_MS));
+    }
+    throw new StoreError("condition_failed", `${name} stayed held by another trigger`, {
+      retryable: true,
+    });
+  }
+
+  /**
+   * Creates the run, queued, unless another run of the workflow is active on the issue ("busy").
+   * A redelivered trigger finds its run: "admit" again when a crash left it queued before it
+   * started (the engine refuses a second start), else "started".
+   */
+  async #create(
+    request: TriggerRequest,
+    file: WorkflowFile,
+    workflow: Workflow,
+    runId: string,
+  ): Promise<"admit" | "started" | "busy"> {
     const { gh, repo, issue, actor } = request;
     const repoName = fullName(repo);
-    const runId = runIdOf(request.key, workflow.name);
     const existing = await runsOfIssue(this.deps.store, repoName, issue.number);
     const seen = existing.find((run) => run.stored.runId === runId);
-    if (seen !== undefined) {
-      // A redelivered trigger: the run exists. One a crash left queued before it started is
-      // admitted now (the engine refuses a second start).
-      if (seen.stored.status === "queued") await this.#admit(repoName, workflow, runId);
-      return runId;
-    }
+    if (seen !== undefined) return seen.stored.status === "queued" ? "admit" : "started";
     const busy = existing.find(
       (run) => run.stored.workflow === workflow.name && isActive(run.stored.status),
     );
@@ -106,7 +140,7 @@ export class RunStarter {
         issue.number,
         `ClusterCode: run \`${busy.stored.runId}\` of ${workflow.name} is still active on this issue; \`/cancel\` it first or wait for it to end.`,
       );
-      return undefined;
+      return "busy";
     }
     const brief =
       request.brief === undefined
@@ -137,8 +171,7 @@ export class RunStarter {
       updatedAt: now,
       issue: issue.number,
     });
-    if (created) await this.#admit(repoName, workflow, runId);
-    return runId;
+    return created ? "admit" : "started";
   }
 
   /** Starts a queued run when admission allows it now; else shows it queued. */
@@ -155,6 +188,11 @@ export class RunStarter {
     }
   }
 }
+
+/** A trigger lock's lease, how long to wait between tries, and how many tries (over the lease). */
+const LOCK_MS = 30_000;
+const LOCK_WAIT_MS = 200;
+const LOCK_ATTEMPTS = Math.ceil(LOCK_MS / LOCK_WAIT_MS) + 5;
 
 /** The id of the run a trigger (by its idempotency key) starts for a workflow. */
 export function runIdOf(key: string, workflow: string): string {

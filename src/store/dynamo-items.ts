@@ -1,3 +1,4 @@
+import { deflateRawSync, inflateRawSync } from "node:zlib";
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import type { DeliveryRecord, EvidenceRecord, Receipt, StoredRun, TimerRecord } from "./store.js";
 import { StoreError } from "./store-error.js";
@@ -175,7 +176,9 @@ export function encodeDelivery(delivery: DeliveryRecord): Item {
     kind: { S: "delivery" },
     deliveryId: { S: delivery.deliveryId },
     event: { S: delivery.event },
-    ...json("payload", delivery.payload),
+    // Compressed: webhook payloads are verbose JSON (about 12 KB for a comment), and DynamoDB
+    // bills writes by the KB; the embedded store also spends its time on bytes.
+    payloadZ: { B: deflateRawSync(toJson(delivery.payload, "payload"), { level: 1 }) },
     receivedAt: num(delivery.receivedAt),
   };
   if (delivery.processedAt === undefined) {
@@ -192,7 +195,7 @@ export function decodeDelivery(item: Item): DeliveryRecord {
   const record: DeliveryRecord = {
     deliveryId: readS(item, "deliveryId"),
     event: readS(item, "event"),
-    payload: readJson(item, "payload"),
+    payload: readCompressedJson(item, "payloadZ"),
     receivedAt: readN(item, "receivedAt"),
   };
   if (item.processedAt !== undefined) record.processedAt = readN(item, "processedAt");
@@ -247,6 +250,12 @@ function toJson(value: unknown, name: string): string {
 function readJson(item: Item, name: string): unknown {
   const text = item[name]?.S;
   return text === undefined ? undefined : JSON.parse(text);
+}
+
+function readCompressedJson(item: Item, name: string): unknown {
+  const bytes = item[name]?.B;
+  if (bytes === undefined) throw corrupt(item, name, "binary");
+  return JSON.parse(inflateRawSync(bytes).toString("utf8"));
 }
 
 function key(pk: string, sk: string): Item {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DeliveryIntake } from "../../src/github/intake.js";
+import { StoreError } from "../../src/store/store-error.js";
 import type { DeliveryRecord } from "../../src/store/store.js";
 import { useTestDynamo } from "../store/dynalite-fixture.js";
 
@@ -30,6 +31,29 @@ describe("delivery intake", () => {
     release();
     await intake.idle();
     expect(handled).toEqual(["d1"]);
+    expect(await store.unprocessedDeliveries()).toEqual([]);
+  });
+
+  it("leaves a delivery whose handling failed for a retryable reason to the sweep", async () => {
+    const store = await dynamo.newStore();
+    const errors: unknown[] = [];
+    let failures = 1;
+    const intake = new DeliveryIntake({
+      store,
+      now: () => 1_000_000,
+      staleMs: 0,
+      handle: async () => {
+        if (failures-- > 0) throw new StoreError("throttled", "slow down", { retryable: true });
+        await Promise.resolve();
+      },
+      onError: (error) => errors.push(error),
+    });
+    await intake.record("d1", "issues", {});
+    await intake.idle();
+    expect(errors).toHaveLength(1);
+    expect((await store.unprocessedDeliveries()).map((d) => d.deliveryId)).toEqual(["d1"]);
+    expect(await intake.sweep()).toBe(1);
+    await intake.idle();
     expect(await store.unprocessedDeliveries()).toEqual([]);
   });
 });

@@ -1,4 +1,8 @@
-import type { IssuesLabeledEvent } from "@octokit/webhooks-types";
+import type {
+  IssueCommentCreatedEvent,
+  IssuesLabeledEvent,
+  StarCreatedEvent,
+} from "@octokit/webhooks-types";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { OWNER, payloadOf, REPO, startTestApp, type TestApp } from "./helpers/harness.js";
 
@@ -47,6 +51,38 @@ describe("webhook intake and redelivery", () => {
     // GitHub redelivering it later starts nothing new.
     await app.deliver("issues", payload, "left-behind");
     expect(await app.host.store.listRuns(`${OWNER}/${REPO}`)).toHaveLength(1);
+  });
+
+  it("records only deliveries that could make it do something", async () => {
+    const comment = (body: string) =>
+      payloadOf<IssueCommentCreatedEvent>("issue_comment", "created", (p) => {
+        p.comment.body = body;
+        p.sender.type = "User";
+      });
+    const seen = async (id: string) =>
+      !(await app.host.store.recordDelivery({
+        deliveryId: id,
+        event: "x",
+        payload: {},
+        receivedAt: 0,
+      }));
+    await app.deliver("issue_comment", comment("Looks good to me"), "chatter");
+    await app.deliver("issue_comment", comment("/clustercode status"), "command");
+    await app.deliver(
+      "star",
+      payloadOf<StarCreatedEvent>("star", "created", () => undefined),
+      "star",
+    );
+    const labeledByBot = payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
+      p.sender.type = "Bot";
+    });
+    await app.deliver("issues", labeledByBot, "bot-label");
+    expect(await seen("chatter")).toBe(false);
+    expect(await seen("star")).toBe(false);
+    expect(await seen("bot-label")).toBe(false);
+    expect(await seen("command")).toBe(true);
+    // The command was processed: there is no run here, and the reply says so.
+    expect(app.github.comments.at(-1)?.body).toContain("there is no ClusterCode run here");
   });
 
   it("asks GitHub to redeliver failed deliveries, with the app's JWT", async () => {

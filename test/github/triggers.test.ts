@@ -184,6 +184,25 @@ describe("triggers, commands and admission", () => {
     expect(done.state.runId).toBe(state.runId);
   });
 
+  it("starts one run when two triggers of a workflow reach one issue at the same moment", async () => {
+    const gh = await app.probot.auth(1);
+    const trigger = (key: string) =>
+      app.host.services.starter.trigger({
+        gh,
+        repo: { owner: OWNER, repo: REPO, defaultBranch: "main" },
+        issue: { number: 9, title: "Ship it", body: "" },
+        actor: "alice",
+        key,
+        select: { by: "command" },
+        checkActor: false,
+      });
+    const started = await Promise.all([trigger("label-delivery"), trigger("comment-delivery")]);
+    expect(started.flat()).toHaveLength(1);
+    expect(await app.host.store.listRunsOfIssue(`${OWNER}/${REPO}`, 9)).toHaveLength(1);
+    expect(app.github.comments.at(-1)?.body).toContain("is still active on this issue");
+    await app.waitForStatus("awaiting_input");
+  });
+
   it("keeps admission paused across replicas until fewer than resume_below runs wait", async () => {
     const parsed = parseWorkflow(
       `${WORKFLOW.replace(

@@ -13,17 +13,23 @@ export interface CheckRunPayload extends RepositoryPayload {
   requested_action?: { identifier: string } | null;
 }
 
+/** The Approve or Reject button pressed on a run's check run; undefined for anything else. */
+export function buttonOf(
+  payload: CheckRunPayload,
+): { identifier: "approve" | "reject"; runId: string; visit?: number } | undefined {
+  const identifier = payload.requested_action?.identifier;
+  const externalId = payload.check_run.external_id;
+  if (payload.action !== "requested_action" || externalId === null || externalId === "")
+    return undefined;
+  if (identifier !== "approve" && identifier !== "reject") return undefined;
+  return { identifier, ...parseCheckId(externalId) };
+}
+
 /** `check_run.requested_action`: the Approve/Reject buttons of an approval's check run. */
 export async function onCheckRun(payload: CheckRunPayload, ctx: HandlerContext): Promise<void> {
-  const identifier = payload.requested_action?.identifier;
-  if (
-    payload.action !== "requested_action" ||
-    (identifier !== "approve" && identifier !== "reject")
-  )
-    return;
-  const externalId = payload.check_run.external_id;
-  if (externalId === null || externalId === "") return;
-  const { runId, visit } = parseCheckId(externalId);
+  const button = buttonOf(payload);
+  if (button === undefined) return;
+  const { identifier, runId, visit } = button;
   const run = await ctx.services.answers.issueOf(runId);
   if (run === undefined) return;
   await ctx.services.answers.answerApproval(

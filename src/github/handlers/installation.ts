@@ -11,12 +11,17 @@ export interface InstallationPayload {
   repositories_added?: { full_name: string }[];
 }
 
+/** Does it install the app or add repositories to an installation? */
+export function installs(payload: InstallationPayload): boolean {
+  return ["created", "new_permissions_accepted", "added"].includes(payload.action);
+}
+
 /** On install (or repositories added): remember the installation and register schedules. */
 export async function onInstallation(
   payload: InstallationPayload,
   ctx: HandlerContext,
 ): Promise<void> {
-  if (!["created", "new_permissions_accepted", "added"].includes(payload.action)) return;
+  if (!installs(payload)) return;
   for (const { full_name } of payload.repositories ?? payload.repositories_added ?? []) {
     await registerRepository(ctx.gh, ctx.services, payload.installation.id, full_name);
   }

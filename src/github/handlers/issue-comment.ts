@@ -1,4 +1,4 @@
-import { parseCommand } from "../commands.js";
+import { parseCommand, type CommentCommand } from "../commands.js";
 import { repoOf } from "../github.js";
 import { reply } from "../replies.js";
 import type { HandlerContext, RepositoryPayload } from "../services.js";
@@ -10,6 +10,12 @@ export interface IssueCommentPayload extends RepositoryPayload {
   comment: { body: string; html_url: string; user: { login: string; type: string } };
 }
 
+/** The command of a new comment by a person; undefined for anything else. */
+export function commandOf(payload: IssueCommentPayload): CommentCommand | undefined {
+  if (payload.action !== "created" || payload.sender.type !== "User") return undefined;
+  return parseCommand(payload.comment.body);
+}
+
 /**
  * `issue_comment.created` from a human: `/clustercode run|status`, `/approve`, `/reject`,
  * `/cancel`, `/retry`, `/resolve`. Edits, deletions and bots' comments never count.
@@ -18,8 +24,7 @@ export async function onIssueComment(
   payload: IssueCommentPayload,
   ctx: HandlerContext,
 ): Promise<void> {
-  if (payload.action !== "created" || payload.sender.type !== "User") return;
-  const command = parseCommand(payload.comment.body);
+  const command = commandOf(payload);
   if (command === undefined) return;
   const repo = repoOf(payload);
   const { issue } = payload;

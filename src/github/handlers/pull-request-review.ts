@@ -13,28 +13,37 @@ export interface PullRequestReviewPayload extends RepositoryPayload {
   review: { state: string; body?: string | null; html_url: string; user: { login: string } | null };
 }
 
+/** The run and reviewer of a person's approving review of a run's PR; else undefined. */
+export function approvalOf(
+  payload: PullRequestReviewPayload,
+): { runId: string; reviewer: string } | undefined {
+  const { action, review, sender, pull_request } = payload;
+  if (action !== "submitted" || review.state.toLowerCase() !== "approved") return undefined;
+  if (sender.type !== "User" || review.user === null) return undefined;
+  // Only the run's own pull request: its head branch lives in the repository, not in a fork.
+  const { head, base } = pull_request;
+  if (head.repo?.full_name !== base.repo.full_name) return undefined;
+  const run = parseRunBranch(head.ref);
+  return run === undefined ? undefined : { runId: run.runId, reviewer: review.user.login };
+}
+
 /** `pull_request_review.submitted` approving a run's PR answers its waiting approval. */
 export async function onPullRequestReview(
   payload: PullRequestReviewPayload,
   ctx: HandlerContext,
 ): Promise<void> {
-  if (payload.action !== "submitted" || payload.review.state.toLowerCase() !== "approved") return;
-  if (payload.sender.type !== "User" || payload.review.user === null) return;
-  // Only the run's own pull request: its head branch lives in the repository, not in a fork.
-  const { head, base } = payload.pull_request;
-  if (head.repo?.full_name !== base.repo.full_name) return;
-  const run = parseRunBranch(head.ref);
-  if (run === undefined) return;
+  const approval = approvalOf(payload);
+  if (approval === undefined) return;
   const note = payload.review.body ?? "";
   await ctx.services.answers.answerApproval(
     {
       gh: ctx.gh,
       repo: repoOf(payload),
       issue: payload.pull_request.number,
-      actor: payload.review.user.login,
+      actor: approval.reviewer,
       where: payload.review.html_url,
     },
-    run.runId,
+    approval.runId,
     "approved",
     note === "" ? undefined : note,
   );

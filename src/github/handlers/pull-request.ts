@@ -11,12 +11,17 @@ export interface PullRequestPayload extends RepositoryPayload {
   pull_request: { head: { sha: string; ref: string } };
 }
 
+/** Is it a pull request whose changes the app validates (opened, reopened, synchronized)? */
+export function changesPullRequest(payload: PullRequestPayload): boolean {
+  return ["opened", "reopened", "synchronize"].includes(payload.action);
+}
+
 /** `pull_request` opened, reopened or synchronized: validate the workflow files it changes. */
 export async function onPullRequest(
   payload: PullRequestPayload,
   ctx: HandlerContext,
 ): Promise<void> {
-  if (!["opened", "reopened", "synchronize"].includes(payload.action)) return;
+  if (!changesPullRequest(payload)) return;
   const repo = repoOf(payload);
   const files = await callGitHub(`list the files of #${payload.number}`, () =>
     ctx.gh.paginate("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", {

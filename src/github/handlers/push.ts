@@ -12,22 +12,32 @@ export interface PushPayload extends RepositoryPayload {
 }
 
 /**
- * `push` to the default branch touching `.clustercode/`: validate the workflow files it
- * changed, and register the schedules again from the new default branch.
+ * The files under `.clustercode/` a push to the default branch added or modified (possibly
+ * none, when it only removed some); undefined when it touched nothing there.
  */
-export async function onPush(payload: PushPayload, ctx: HandlerContext): Promise<void> {
-  const repo = repoOf(payload);
-  if (payload.ref !== `refs/heads/${repo.defaultBranch}` || payload.deleted === true) return;
+export function workflowChangesOf(payload: PushPayload): string[] | undefined {
+  const { ref, repository, deleted, commits } = payload;
+  if (ref !== `refs/heads/${repository.default_branch}` || deleted === true) return undefined;
   const touched = new Set<string>();
   let removed = false;
-  for (const commit of payload.commits) {
+  for (const commit of commits) {
     for (const path of [...(commit.added ?? []), ...(commit.modified ?? [])]) {
       if (path.startsWith(".clustercode/")) touched.add(path);
     }
     if ((commit.removed ?? []).some((path) => path.startsWith(".clustercode/"))) removed = true;
   }
-  if (touched.size === 0 && !removed) return;
-  const paths = [...touched].filter(isWorkflowPath);
+  return touched.size === 0 && !removed ? undefined : [...touched];
+}
+
+/**
+ * `push` to the default branch touching `.clustercode/`: validate the workflow files it
+ * changed, and register the schedules again from the new default branch.
+ */
+export async function onPush(payload: PushPayload, ctx: HandlerContext): Promise<void> {
+  const touched = workflowChangesOf(payload);
+  if (touched === undefined) return;
+  const repo = repoOf(payload);
+  const paths = touched.filter(isWorkflowPath);
   if (paths.length > 0) await publishValidation(ctx.gh, repo, payload.after, paths);
   ctx.services.schedules.register(repo, await readWorkflows(ctx.gh, repo));
 }
