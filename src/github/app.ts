@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ApplicationFunction } from "probot";
 import type { AppHost } from "./app-host.js";
-import { wantsDelivery } from "./router.js";
+import { recordedPayload, wantsDelivery } from "./router.js";
 
 /** `GET /healthz`: 200 while the process serves (the container's health check). */
 export function healthz(req: IncomingMessage, res: ServerResponse): boolean {
@@ -21,8 +21,9 @@ export function clusterCodeApp(host: AppHost): ApplicationFunction {
     host.useAuth({ installation: (id) => app.auth(id), app: () => app.auth() });
     addHandler(healthz);
     app.onAny(async (context) => {
-      if (wantsDelivery(context.name, context.payload))
-        await host.intake.record(context.id, context.name, context.payload);
+      const { id, name, payload } = context;
+      if (wantsDelivery(name, payload))
+        await host.intake.record(id, name, recordedPayload(name, payload));
     });
   };
 }

@@ -13,13 +13,17 @@ import {
   onPullRequest,
   type PullRequestPayload,
 } from "./handlers/pull-request.js";
-import { onPush, workflowChangesOf, type PushPayload } from "./handlers/push.js";
+import { onPush, trimPush, workflowChangesOf, type PushPayload } from "./handlers/push.js";
 import type { HandlerContext } from "./services.js";
 
-/** An event's handler, and the pure test of whether a payload gives it anything to do. */
+/**
+ * An event's handler, the pure test of whether a payload gives it anything to do, and what of
+ * a big payload to record (all of it by default).
+ */
 interface Route<P> {
   wants(payload: P): boolean;
   handle(payload: P, ctx: HandlerContext): Promise<void>;
+  trim?(payload: P): P;
 }
 
 /**
@@ -45,7 +49,11 @@ const ROUTES: Readonly<Record<string, Route<unknown>>> = {
     wants: (p) => buttonOf(p) !== undefined,
     handle: onCheckRun,
   }),
-  push: route<PushPayload>({ wants: (p) => workflowChangesOf(p) !== undefined, handle: onPush }),
+  push: route<PushPayload>({
+    wants: (p) => workflowChangesOf(p) !== undefined,
+    handle: onPush,
+    trim: trimPush,
+  }),
   installation: route<InstallationPayload>({ wants: installs, handle: onInstallation }),
   installation_repositories: route<InstallationPayload>({
     wants: installs,
@@ -69,6 +77,11 @@ export function wantsDelivery(event: string, payload: unknown): boolean {
   } catch {
     return true;
   }
+}
+
+/** What to record of a wanted delivery's payload. */
+export function recordedPayload(event: string, payload: unknown): unknown {
+  return ROUTES[event]?.trim?.(payload) ?? payload;
 }
 
 /** Hands a recorded delivery to the handler of its event when it has anything to do. */

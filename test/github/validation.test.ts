@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type { PullRequestOpenedEvent, PushEvent } from "@octokit/webhooks-types";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { VALIDATION_CHECK } from "../../src/github/validation-check.js";
@@ -122,5 +123,26 @@ describe("the workflow validation check", () => {
     });
     const fired = await app.host.schedules.tick(Date.parse("2026-12-03T06:00:20Z"));
     expect(fired).toHaveLength(1);
+  });
+
+  it("records and validates a push of thousands of files", async () => {
+    app.github.setFile("feed43", ".clustercode/workflow.yml", VALID);
+    const push = payloadOf<PushEvent>("push", undefined, (p) => {
+      p.ref = "refs/heads/main";
+      p.after = "feed43";
+      p.deleted = false;
+      // About 1.4 MB of paths that do not compress: far over DynamoDB's 400 KB item limit.
+      p.commits = Array.from({ length: 20 }, (_, c) => ({
+        ...p.head_commit!,
+        added: Array.from({ length: 1500 }, () => `src/${randomBytes(20).toString("hex")}.ts`),
+        removed: [],
+        modified: c === 19 ? [".clustercode/workflow.yml"] : [],
+      }));
+    });
+    await app.deliver("push", push);
+    expect(app.github.calls("POST", /\/check-runs$/)[0]?.body).toMatchObject({
+      head_sha: "feed43",
+      conclusion: "success",
+    });
   });
 });

@@ -9,6 +9,7 @@ export interface PushPayload extends RepositoryPayload {
   after: string;
   deleted?: boolean;
   commits: { added?: string[]; modified?: string[]; removed?: string[] }[];
+  head_commit?: unknown;
 }
 
 /**
@@ -27,6 +28,25 @@ export function workflowChangesOf(payload: PushPayload): string[] | undefined {
     if ((commit.removed ?? []).some((path) => path.startsWith(".clustercode/"))) removed = true;
   }
   return touched.size === 0 && !removed ? undefined : [...touched];
+}
+
+/**
+ * The push as it is recorded: commits keep only their paths under `.clustercode/`, all that
+ * the handler reads, so that a push of thousands of files stays far below the store's 400 KB
+ * item limit.
+ */
+export function trimPush(payload: PushPayload): PushPayload {
+  const ours = (paths: string[] | undefined) =>
+    (paths ?? []).filter((path) => path.startsWith(".clustercode/"));
+  return {
+    ...payload,
+    head_commit: null,
+    commits: payload.commits.map((commit) => ({
+      added: ours(commit.added),
+      modified: ours(commit.modified),
+      removed: ours(commit.removed),
+    })),
+  };
 }
 
 /**
