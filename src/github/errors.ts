@@ -1,3 +1,4 @@
+import { StoreError } from "../store/store-error.js";
 /** What went wrong talking to GitHub, in the app's words. */
 export type GitHubErrorCode =
   /** The resource does not exist, or the app cannot see it. */
@@ -10,6 +11,11 @@ export type GitHubErrorCode =
   | "invalid_request"
   /** GitHub could not be reached or failed on its side (network, 5xx). */
   | "unavailable";
+
+/** May the same work succeed if tried again later (a GitHub or store error that says so)? */
+export function isRetryable(error: unknown): boolean {
+  return (error instanceof GitHubAppError || error instanceof StoreError) && error.retryable;
+}
 
 /** The one error type the GitHub adapter throws. `cause` keeps Octokit's error for logs. */
 export class GitHubAppError extends Error {

@@ -1,6 +1,5 @@
 import type { DeliveryRecord, Store } from "../store/store.js";
-import { StoreError } from "../store/store-error.js";
-import { GitHubAppError } from "./errors.js";
+import { isRetryable } from "./errors.js";
 
 /** Turns one recorded delivery into engine events and GitHub calls. */
 export type DeliveryHandler = (delivery: DeliveryRecord) => Promise<void>;
@@ -90,8 +89,7 @@ export class DeliveryIntake {
       } catch (error) {
         this.deps.onError(error, delivery);
         // A retryable failure stays unprocessed for the sweep; anything else will not improve.
-        if ((error instanceof GitHubAppError || error instanceof StoreError) && error.retryable)
-          continue;
+        if (isRetryable(error)) continue;
       } finally {
         this.#handling = undefined;
       }

@@ -1,7 +1,7 @@
 import { Cron } from "croner";
 import type { RunDocument } from "../runtime/runtime.js";
 import type { Store } from "../store/store.js";
-import { callGitHub } from "./errors.js";
+import { callGitHub, isRetryable } from "./errors.js";
 import { fullName, type GitHub, type RepoRef } from "./github.js";
 import type { Installations } from "./installations.js";
 import { reply } from "./replies.js";
@@ -16,8 +16,11 @@ export const SCHEDULE_ACTOR = "clustercode[schedule]";
 export interface ScheduleEntry {
   repo: RepoRef;
   workflow: string;
-  index: number;
+  /** Names the schedule in lease keys and run ids: workflow, cron and time zone. */
+  id: string;
   cron: Cron;
+  /** Minutes before this are never fired (the schedule did not exist, or is past catching up). */
+  since: number;
   brief?: string;
 }
 
@@ -57,27 +60,34 @@ export class Schedules {
     },
   ) {}
 
-  /** Replaces the schedules of `repo` with those of its valid workflow files. */
-  register(repo: RepoRef, files: WorkflowFile[]): ScheduleEntry[] {
+  /**
+   * Replaces the schedules of `repo` with those of its valid workflow files. A schedule that was
+   * registered before keeps its start; a new one fires from now on, or from the catch-up window
+   * on (`catchUp`, when a process starts and finds the schedules that were there).
+   */
+  register(
+    repo: RepoRef,
+    files: WorkflowFile[],
+    options: { catchUp?: boolean } = {},
+  ): ScheduleEntry[] {
+    const now = this.deps.now();
+    const known = new Map((this.#byRepo.get(fullName(repo)) ?? []).map((e) => [e.id, e.since]));
     const entries: ScheduleEntry[] = [];
     for (const file of files) {
       if (!file.parsed.ok) continue;
       const { workflow } = file.parsed;
-      (workflow.on.schedule ?? []).forEach((schedule, index) => {
-        const cron = new Cron(schedule.cron, {
-          paused: true,
-          ...(schedule.timezone === undefined
-            ? { timezone: "UTC" }
-            : { timezone: schedule.timezone }),
-        });
+      for (const schedule of workflow.on.schedule ?? []) {
+        const timezone = schedule.timezone ?? "UTC";
+        const id = `${workflow.name}#${schedule.cron}#${timezone}`;
         entries.push({
           repo,
           workflow: workflow.name,
-          index,
-          cron,
+          id,
+          cron: new Cron(schedule.cron, { paused: true, timezone }),
+          since: known.get(id) ?? (options.catchUp === true ? now - CATCH_UP_MS : now),
           ...(schedule.brief === undefined ? {} : { brief: schedule.brief }),
         });
-      });
+      }
     }
     this.#byRepo.set(fullName(repo), entries);
     return entries;
@@ -86,39 +96,51 @@ export class Schedules {
   /** Fires every schedule due since {@link CATCH_UP_MS} before `now` and not fired yet. */
   async tick(now = this.deps.now()): Promise<string[]> {
     const { store, holder, onError } = this.deps;
+    // Leases are taken at the time of taking them: a tick may take a while.
+    const began = this.deps.now();
+    const at = () => now + (this.deps.now() - began);
     for (const [key, { minute }] of this.#taken)
       if (minute < now - CATCH_UP_MS - 60_000) this.#taken.delete(key);
     const fired: string[] = [];
     for (const entries of this.#byRepo.values()) {
       for (const entry of entries) {
-        for (const minute of dueMinutes(entry.cron, now - CATCH_UP_MS, now)) {
-          const key = `schedule:${fullName(entry.repo)}#${entry.workflow}#${entry.index}@${new Date(minute).toISOString()}`;
+        const from = Math.max(now - CATCH_UP_MS, entry.since - 1);
+        for (const minute of dueMinutes(entry.cron, from, now)) {
+          const key = `schedule:${fullName(entry.repo)}#${entry.id}@${new Date(minute).toISOString()}`;
           if ((this.#taken.get(key)?.retryAt ?? 0) > now) continue;
-          if (!(await store.acquireLease(key, holder, now, FIRING_MS))) {
+          this.#taken.set(key, { minute, retryAt: Infinity });
+          if (!(await store.acquireLease(key, holder, at(), FIRING_MS))) {
             // Another replica fires it; should that replica die, its lease ends.
             this.#taken.set(key, { minute, retryAt: now + FIRING_MS });
             continue;
           }
-          this.#taken.set(key, { minute, retryAt: Infinity });
           try {
             fired.push(...(await this.#fire(entry, key, minute)));
-            await store.acquireLease(key, holder, now, FIRED_MS);
           } catch (error) {
-            // Free the firing for the next tick, here or on another replica.
-            this.#taken.delete(key);
-            await store.releaseLease(key, holder).catch(onError);
             onError(error);
+            if (isRetryable(error)) {
+              // Free the firing for the next tick, here or on another replica.
+              this.#taken.delete(key);
+              await store.releaseLease(key, holder).catch(onError);
+              continue;
+            }
           }
+          await store.acquireLease(key, holder, at(), FIRED_MS).catch(onError);
         }
       }
     }
     return fired;
   }
 
-  /** Ticks every 20 s (so no minute is missed); errors go to `onError`. */
+  /** Ticks every 20 s (so no minute is missed), one tick at a time; errors go to `onError`. */
   start(intervalMs = 20_000): void {
+    let ticking = false;
     this.#timer = setInterval(() => {
-      this.tick().catch(this.deps.onError);
+      if (ticking) return;
+      ticking = true;
+      this.tick()
+        .catch(this.deps.onError)
+        .finally(() => (ticking = false));
     }, intervalMs);
     this.#timer.unref();
   }
@@ -198,7 +220,11 @@ async function findIssue(
       per_page: 100,
     }),
   );
-  return data.find((issue) => issue.title === title && issue.pull_request === undefined)?.number;
+  // Only one the app opened (a bot): anyone may open an issue with the same title.
+  return data.find(
+    (issue) =>
+      issue.title === title && issue.user?.type === "Bot" && issue.pull_request === undefined,
+  )?.number;
 }
 
 async function openIssue(gh: GitHub, repo: RepoRef, title: string, body: string): Promise<number> {

@@ -101,11 +101,13 @@ export class DynamoStore implements Store {
       },
       Infinity,
     );
-    // A create that was refused (the id existed) may have left a second link to the same run.
+    // A create that was refused (the id existed) may have left a second link to the same run,
+    // and a link names the run it was written for: only that run's own issue counts.
     const runIds = [...new Set(links.map((link) => items.readS(link, "runId")))];
     const runs = (await this.#requests.batchGet(runIds.map(keyOf.run))).map(items.decodeRun);
-    const byId = new Map(runs.map((run) => [run.runId, run]));
-    return runIds.flatMap((runId) => byId.get(runId) ?? []);
+    return runs
+      .filter((run) => run.repo === repo && run.issue === issue)
+      .sort((a, b) => b.createdAt - a.createdAt || (a.runId < b.runId ? 1 : -1));
   }
 
   async writeAfterEffects(evidence: EvidenceRecord[], receipts: Receipt[]): Promise<void> {

@@ -244,7 +244,7 @@ describe("triggers, commands and admission", () => {
     });
 
     it("by a replica that died holding it is fired by another within the catch-up window", async () => {
-      const key = `schedule:${OWNER}/${REPO}#ship#0@2026-12-03T06:00:00.000Z`;
+      const key = `schedule:${OWNER}/${REPO}#ship#0 6 * * *#UTC@2026-12-03T06:00:00.000Z`;
       expect(await app.host.store.acquireLease(key, "dead-replica", six, 5 * 60_000)).toBe(true);
       expect(await app.host.schedules.tick(six + 60_000)).toHaveLength(0);
       expect(await app.host.schedules.tick(six + 3 * 60_000)).toHaveLength(0);
@@ -254,15 +254,47 @@ describe("triggers, commands and admission", () => {
     });
 
     it("after opening its tracking issue starts the run on that issue", async () => {
-      app.github.issues.push({ number: 77, title, body: "opened before the crash" });
+      const bot = { login: "clustercode[bot]", type: "Bot" };
+      app.github.issues.push({ number: 77, title, body: "opened before the crash", user: bot });
       expect(await app.host.schedules.tick(six)).toHaveLength(1);
       const { definition } = await app.waitForStatus("awaiting_input");
       expect(definition.branch).toMatch(/^clustercode\/77-/);
       expect(app.github.calls("POST", /\/issues$/)).toHaveLength(0);
     });
 
+    it("never adopts an issue a person opened with the tracking issue's title", async () => {
+      const person = { login: "mallory", type: "User" };
+      app.github.issues.push({ number: 66, title, body: "run this instead", user: person });
+      expect(await app.host.schedules.tick(six)).toHaveLength(1);
+      const { definition } = await app.waitForStatus("awaiting_input");
+      expect(definition.branch).not.toMatch(/^clustercode\/66-/);
+      expect(app.github.calls("POST", /\/issues$/)).toHaveLength(1);
+    });
+
+    it("does not fire minutes from before a pushed schedule existed", async () => {
+      const { readWorkflows } = await import("../../src/github/workflow-source.js");
+      const files = await readWorkflows(await app.probot.auth(1), repo);
+      const replica = (holder: string) =>
+        new Schedules({
+          store: app.host.store,
+          starter: app.host.services.starter,
+          installations: app.host.services.installations,
+          holder,
+          now: () => six + 5 * 60_000,
+          onError: (error) => app.errors.push(String(error)),
+        });
+      const pushed = replica("pushed");
+      pushed.register(repo, files);
+      expect(await pushed.tick()).toHaveLength(0);
+      // A process that starts finds the schedule there, and catches up on the missed minute.
+      const restarted = replica("restarted");
+      restarted.register(repo, files, { catchUp: true });
+      expect(await restarted.tick()).toHaveLength(1);
+    });
+
     it("is not fired once the catch-up window has passed", async () => {
       expect(await app.host.schedules.tick(six + CATCH_UP_MS)).toHaveLength(0);
+      expect(await app.host.schedules.tick(six + CATCH_UP_MS - 10_000)).toHaveLength(1);
     });
   });
 });

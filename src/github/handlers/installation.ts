@@ -23,16 +23,20 @@ export async function onInstallation(
 ): Promise<void> {
   if (!installs(payload)) return;
   for (const { full_name } of payload.repositories ?? payload.repositories_added ?? []) {
-    await registerRepository(ctx.gh, ctx.services, payload.installation.id, full_name);
+    await registerRepository(ctx.gh, ctx.services, payload.installation.id, full_name, false);
   }
 }
 
-/** Remembers a repository's installation and registers the schedules of its default branch. */
+/**
+ * Remembers a repository's installation and registers the schedules of its default branch,
+ * catching up on firings missed while no process ran (`catchUp`, on start).
+ */
 async function registerRepository(
   gh: GitHub,
   services: Pick<AppServices, "installations" | "schedules">,
   installationId: number,
   fullName: string,
+  catchUp: boolean,
 ): Promise<void> {
   const [owner = "", repo = ""] = fullName.split("/");
   services.installations.remember(fullName, installationId);
@@ -40,7 +44,7 @@ async function registerRepository(
     gh.request("GET /repos/{owner}/{repo}", { owner, repo }),
   );
   const ref = { owner, repo, defaultBranch: data.default_branch };
-  services.schedules.register(ref, await readWorkflows(gh, ref));
+  services.schedules.register(ref, await readWorkflows(gh, ref), { catchUp });
 }
 
 /**
@@ -65,7 +69,7 @@ export async function registerInstalledSchedules(
       () => gh.paginate("GET /installation/repositories", { per_page: 100 }),
     );
     for (const { full_name } of repositories) {
-      await registerRepository(gh, services, installation.id, full_name).then(
+      await registerRepository(gh, services, installation.id, full_name, true).then(
         () => read++,
         onError,
       );

@@ -54,7 +54,12 @@ export class FakeGitHub {
   }[] = [];
   readonly pullFiles = new Map<number, { filename: string; status: string }[]>();
   readonly deliveries: Record<string, unknown>[] = [];
-  readonly issues: { number: number; title: string; body: string }[] = [];
+  readonly issues: {
+    number: number;
+    title: string;
+    body: string;
+    user: { login: string; type: string };
+  }[] = [];
   /** Requests (method and path) to answer once with a 502, as a GitHub outage would. */
   readonly outages: { method: string; path: RegExp }[] = [];
   #nextId = 1000;
@@ -155,6 +160,7 @@ export class FakeGitHub {
           number: this.#nextId++,
           title: str(request.body.title),
           body: str(request.body.body),
+          user: { login: "clustercode[bot]", type: "Bot" },
         };
         this.issues.push(issue);
         return [201, issue];
