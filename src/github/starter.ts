@@ -89,7 +89,9 @@ export class RunStarter {
     const repoName = fullName(request.repo);
     const runId = runIdOf(request.key, workflow.name);
     // The check for an active run and the create are one step across replicas: two triggers
-    // of a workflow on one issue at the same moment must not both start a run.
+    // of a workflow on one issue at the same moment must not both start a run. The lock is held
+    // by the run id, so the same trigger delivered twice shares it; its conditional create lets
+    // only one of them make the run.
     const lock = `trigger:${repoName}#${request.issue.number}#${workflow.name}`;
     await this.#lock(lock, runId);
     let outcome: "admit" | "started" | "busy";
