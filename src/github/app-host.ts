@@ -239,7 +239,7 @@ export class AppHost {
     });
   }
 
-  /** Registers the schedules of every installed repository (schedules live in memory). */
+  /** Registers the schedules of every installed repository again (see registerInstalledSchedules). */
   registerSchedules(onError: (error: unknown) => void): Promise<number> {
     return registerInstalledSchedules(this.githubAuth(), this.services, onError);
   }

@@ -1,6 +1,6 @@
 import { Cron } from "croner";
 import type { RunDocument } from "../runtime/runtime.js";
-import type { Store } from "../store/store.js";
+import type { Store, StoredSchedule } from "../store/store.js";
 import { callGitHub, isRetryable } from "./errors.js";
 import { fullName, type GitHub, type RepoRef } from "./github.js";
 import type { Installations } from "./installations.js";
@@ -12,18 +12,6 @@ import type { WorkflowFile } from "./workflow-source.js";
 /** Who a scheduled run is started by. */
 export const SCHEDULE_ACTOR = "clustercode[schedule]";
 
-/** One cron schedule of a workflow on a repository's default branch. */
-export interface ScheduleEntry {
-  repo: RepoRef;
-  workflow: string;
-  /** Names the schedule in lease keys and run ids: workflow, cron and time zone. */
-  id: string;
-  cron: Cron;
-  /** Minutes before this are never fired (the schedule did not exist, or is past catching up). */
-  since: number;
-  brief?: string;
-}
-
 /** How far back a tick looks for firings that were missed (a crash, a failure, no replica up). */
 export const CATCH_UP_MS = 10 * 60_000;
 /** How long one replica may take to fire; after that another replica takes the firing over. */
@@ -32,16 +20,19 @@ const FIRING_MS = 5 * 60_000;
 const FIRED_MS = 86_400_000;
 
 /**
- * The cron schedules of every repository, registered from the default branch (on install and
- * on push). A tick fires the schedules due in the last {@link CATCH_UP_MS}; a store lease keyed
- * by schedule and minute makes one replica fire each. The lease is short while firing and long
- * once fired, so a firing that a crash or a GitHub error interrupted is taken up again by the
- * next tick of any replica. A schedule whose previous run is still active skips (and says so on
- * that run's tracking issue); otherwise it opens a tracking issue (or finds the one an
- * interrupted firing opened) and starts a run on it.
+ * The cron schedules of every repository, registered in the store from the default branch (on
+ * install, on a push touching `.clustercode/`, and for every installed repository when a
+ * process starts), so every replica fires the same, current schedules. A tick fires the
+ * minutes due since {@link CATCH_UP_MS} ago, never before a schedule was first registered; a
+ * store lease keyed by schedule and minute makes one replica fire each. The lease is short
+ * while firing and long once fired, so a firing that a crash or a retryable error interrupted
+ * is taken up again by a later tick of any replica. A schedule whose previous run is still
+ * active skips (and says so on that run's tracking issue); otherwise it opens a tracking issue
+ * (or finds the one an interrupted firing opened) and starts a run on it.
  */
 export class Schedules {
-  readonly #byRepo = new Map<string, ScheduleEntry[]>();
+  /** Parsed crons, by expression and time zone. */
+  readonly #crons = new Map<string, Cron>();
   /**
    * Firings this process took or found taken, by key: their minute, and when to try again
    * (never for its own: a lease held by the same holder would be a renewal).
@@ -61,36 +52,40 @@ export class Schedules {
   ) {}
 
   /**
-   * Replaces the schedules of `repo` with those of its valid workflow files. A schedule that was
-   * registered before keeps its start; a new one fires from now on, or from the catch-up window
-   * on (`catchUp`, when a process starts and finds the schedules that were there).
+   * Replaces the schedules of `repo` with those of its valid workflow files. A schedule
+   * registered before (same workflow, cron, time zone) keeps the time it was first registered.
    */
-  register(
-    repo: RepoRef,
-    files: WorkflowFile[],
-    options: { catchUp?: boolean } = {},
-  ): ScheduleEntry[] {
+  async register(repo: RepoRef, files: WorkflowFile[]): Promise<StoredSchedule[]> {
+    const { store } = this.deps;
     const now = this.deps.now();
-    const known = new Map((this.#byRepo.get(fullName(repo)) ?? []).map((e) => [e.id, e.since]));
-    const entries: ScheduleEntry[] = [];
+    const before = await store.getSchedules(fullName(repo));
+    const known = new Map(before?.schedules.map((s) => [s.id, s.since]));
+    const schedules: StoredSchedule[] = [];
     for (const file of files) {
       if (!file.parsed.ok) continue;
       const { workflow } = file.parsed;
       for (const schedule of workflow.on.schedule ?? []) {
         const timezone = schedule.timezone ?? "UTC";
-        const id = `${workflow.name}#${schedule.cron}#${timezone}`;
-        entries.push({
-          repo,
+        // Two identical lines are two schedules: the second gets a suffix.
+        const base = `${workflow.name}#${schedule.cron}#${timezone}`;
+        let id = base;
+        for (let n = 2; schedules.some((s) => s.id === id); n++) id = `${base}#${n}`;
+        schedules.push({
           workflow: workflow.name,
           id,
-          cron: new Cron(schedule.cron, { paused: true, timezone }),
-          since: known.get(id) ?? (options.catchUp === true ? now - CATCH_UP_MS : now),
+          cron: schedule.cron,
+          timezone,
+          since: known.get(id) ?? now,
           ...(schedule.brief === undefined ? {} : { brief: schedule.brief }),
         });
       }
     }
-    this.#byRepo.set(fullName(repo), entries);
-    return entries;
+    await store.putSchedules({
+      repo: fullName(repo),
+      defaultBranch: repo.defaultBranch,
+      schedules,
+    });
+    return schedules;
   }
 
   /** Fires every schedule due since {@link CATCH_UP_MS} before `now` and not fired yet. */
@@ -102,20 +97,22 @@ export class Schedules {
     for (const [key, { minute }] of this.#taken)
       if (minute < now - CATCH_UP_MS - 60_000) this.#taken.delete(key);
     const fired: string[] = [];
-    for (const entries of this.#byRepo.values()) {
-      for (const entry of entries) {
-        const from = Math.max(now - CATCH_UP_MS, entry.since - 1);
-        for (const minute of dueMinutes(entry.cron, from, now)) {
-          const key = `schedule:${fullName(entry.repo)}#${entry.id}@${new Date(minute).toISOString()}`;
+    for (const record of await store.listSchedules()) {
+      const [owner = "", name = ""] = record.repo.split("/");
+      const repo = { owner, repo: name, defaultBranch: record.defaultBranch };
+      for (const schedule of record.schedules) {
+        const from = Math.max(now - CATCH_UP_MS, schedule.since - 1);
+        for (const minute of dueMinutes(this.#cron(schedule), from, now)) {
+          const key = `schedule:${record.repo}#${schedule.id}@${new Date(minute).toISOString()}`;
           if ((this.#taken.get(key)?.retryAt ?? 0) > now) continue;
           this.#taken.set(key, { minute, retryAt: Infinity });
-          if (!(await store.acquireLease(key, holder, at(), FIRING_MS))) {
-            // Another replica fires it; should that replica die, its lease ends.
-            this.#taken.set(key, { minute, retryAt: now + FIRING_MS });
-            continue;
-          }
           try {
-            fired.push(...(await this.#fire(entry, key, minute)));
+            if (!(await store.acquireLease(key, holder, at(), FIRING_MS))) {
+              // Another replica fires it; should that replica die, its lease ends.
+              this.#taken.set(key, { minute, retryAt: now + FIRING_MS });
+              continue;
+            }
+            fired.push(...(await this.#fire(repo, schedule, key, minute)));
           } catch (error) {
             onError(error);
             if (isRetryable(error)) {
@@ -150,14 +147,29 @@ export class Schedules {
     clearInterval(this.#timer);
   }
 
-  async #fire(entry: ScheduleEntry, key: string, minute: number): Promise<string[]> {
-    const repoName = fullName(entry.repo);
+  #cron(schedule: StoredSchedule): Cron {
+    const name = `${schedule.cron}@${schedule.timezone}`;
+    let cron = this.#crons.get(name);
+    if (cron === undefined) {
+      cron = new Cron(schedule.cron, { paused: true, timezone: schedule.timezone });
+      this.#crons.set(name, cron);
+    }
+    return cron;
+  }
+
+  async #fire(
+    repo: RepoRef,
+    schedule: StoredSchedule,
+    key: string,
+    minute: number,
+  ): Promise<string[]> {
+    const repoName = fullName(repo);
     const gh = await this.deps.installations.client(repoName);
     // This firing's own run, when an interrupted attempt created it, is not a previous one.
-    const own = runIdOf(key, entry.workflow);
+    const own = runIdOf(key, schedule.workflow);
     const previous = (await this.deps.store.listActiveRuns({ repo: repoName })).find(
       (run) =>
-        run.workflow === entry.workflow &&
+        run.workflow === schedule.workflow &&
         run.runId !== own &&
         (run.snapshot as RunDocument).definition.startedBy === SCHEDULE_ACTOR,
     );
@@ -167,27 +179,26 @@ export class Schedules {
       if (issue !== undefined) {
         await reply(
           gh,
-          entry.repo,
+          repo,
           issue,
-          `ClusterCode skipped the scheduled run of ${entry.workflow} at ${when}: run \`${previous.runId}\` is still active.`,
+          `ClusterCode skipped the scheduled run of ${schedule.workflow} at ${when}: run \`${previous.runId}\` is still active.`,
         );
       }
       return [];
     }
-    const title = `ClusterCode: ${entry.brief ?? entry.workflow} (${when.slice(0, 16).replace("T", " ")} UTC)`;
-    const body = `Tracking issue of the scheduled run of workflow \`${entry.workflow}\` at ${when}.${entry.brief === undefined ? "" : `\n\n${entry.brief}`}`;
+    const title = `ClusterCode: ${schedule.brief ?? schedule.workflow} (${when.slice(0, 16).replace("T", " ")} UTC)`;
+    const body = `Tracking issue of the scheduled run of workflow \`${schedule.workflow}\` at ${when}.${schedule.brief === undefined ? "" : `\n\n${schedule.brief}`}`;
     const number =
-      (await findIssue(gh, entry.repo, title, when)) ??
-      (await openIssue(gh, entry.repo, title, body));
+      (await findIssue(gh, repo, title, when)) ?? (await openIssue(gh, repo, title, body));
     return this.deps.starter.trigger({
       gh,
-      repo: entry.repo,
+      repo: repo,
       issue: { number, title, body },
       actor: SCHEDULE_ACTOR,
       key,
-      select: { by: "schedule", workflow: entry.workflow },
+      select: { by: "schedule", workflow: schedule.workflow },
       checkActor: false,
-      ...(entry.brief === undefined ? {} : { brief: entry.brief }),
+      ...(schedule.brief === undefined ? {} : { brief: schedule.brief }),
     });
   }
 }

@@ -1,6 +1,14 @@
 import { deflateRawSync, inflateRawSync } from "node:zlib";
 import type { AttributeValue } from "@aws-sdk/client-dynamodb";
-import type { DeliveryRecord, EvidenceRecord, Receipt, StoredRun, TimerRecord } from "./store.js";
+import type {
+  DeliveryRecord,
+  EvidenceRecord,
+  Receipt,
+  RepositorySchedules,
+  StoredRun,
+  StoredSchedule,
+  TimerRecord,
+} from "./store.js";
 import { StoreError } from "./store-error.js";
 
 /** One DynamoDB item as the low-level client reads and writes it. */
@@ -22,6 +30,8 @@ export const INDEX_PARTITIONS = {
   activeRuns: "RUNS#ACTIVE",
   /** gsi2: deliveries not yet processed, oldest first. */
   unprocessedDeliveries: "DELIVERIES#UNPROCESSED",
+  /** gsi1: the repositories that have schedules. */
+  schedules: "SCHEDULES",
   /** gsi1: runs of one repository, by creation time. */
   repo: (repo: string): string => `REPO#${repo}`,
 } as const;
@@ -46,6 +56,7 @@ export const keyOf = {
   ledger: (scope: string, day: string): Item => key(`LEDGER#${scope}#${day}`, "LEDGER"),
   lease: (name: string): Item => key(`LEASE#${name}`, "LEASE"),
   admission: (scope: string): Item => key(`ADMISSION#${scope}`, "ADMISSION"),
+  schedules: (repo: string): Item => key(`SCHEDULES#${repo}`, "SCHEDULES"),
   /** Links a run to its issue; the sort key orders an issue's runs by creation time. */
   issueRun: (repo: string, issue: number, createdAt: number, runId: string): Item =>
     key(issuePartition(repo, issue), `RUN#${padTime(createdAt)}#${runId}`),
@@ -101,6 +112,28 @@ export function decodeRun(item: Item): StoredRun {
   };
   if (item.issue !== undefined) run.issue = readN(item, "issue");
   return run;
+}
+
+/** A repository's schedules, listed through gsi1. */
+export function encodeSchedules(record: RepositorySchedules): Item {
+  return {
+    ...keyOf.schedules(record.repo),
+    kind: { S: "schedules" },
+    repo: { S: record.repo },
+    defaultBranch: { S: record.defaultBranch },
+    ...json("schedules", record.schedules),
+    gsi1pk: { S: INDEX_PARTITIONS.schedules },
+    gsi1sk: { S: record.repo },
+  };
+}
+
+/** Reads a repository's schedules back. */
+export function decodeSchedules(item: Item): RepositorySchedules {
+  return {
+    repo: readS(item, "repo"),
+    defaultBranch: readS(item, "defaultBranch"),
+    schedules: readJson(item, "schedules") as StoredSchedule[],
+  };
 }
 
 /** An evidence entry under its run, sorted by seq. */

@@ -7,6 +7,7 @@ import type {
   DeliveryRecord,
   EvidenceRecord,
   Receipt,
+  RepositorySchedules,
   Store,
   StoredRun,
   TimerRecord,
@@ -225,6 +226,23 @@ export class DynamoStore implements Store {
       names: { "#holder": "holder" },
       values: { ":holder": { S: holder } },
     });
+  }
+
+  async getSchedules(repo: string): Promise<RepositorySchedules | undefined> {
+    const item = await this.#requests.get(keyOf.schedules(repo));
+    return item && items.decodeSchedules(item);
+  }
+
+  async putSchedules(record: RepositorySchedules): Promise<void> {
+    if (record.schedules.length === 0) await this.#requests.delete(keyOf.schedules(record.repo));
+    else await this.#requests.put(items.encodeSchedules(record));
+  }
+
+  async listSchedules(): Promise<RepositorySchedules[]> {
+    const found = await this.#queryIndex(GSI.gsi1, INDEX_PARTITIONS.schedules, {
+      limit: Infinity,
+    });
+    return found.map(items.decodeSchedules);
   }
 
   async admissionPaused(scope: string): Promise<boolean> {

@@ -57,6 +57,27 @@ export interface DeliveryRecord {
   processedAt?: number;
 }
 
+/** One cron schedule of a workflow, as registered from a repository's default branch. */
+export interface StoredSchedule {
+  workflow: string;
+  /** Unique in its repository; names the schedule in lease keys and run ids. */
+  id: string;
+  cron: string;
+  /** IANA time zone of the cron (`UTC` unless the workflow says otherwise). */
+  timezone: string;
+  brief?: string;
+  /** When it was first registered: no earlier minute is fired. */
+  since: number;
+}
+
+/** The schedules of one repository. */
+export interface RepositorySchedules {
+  /** Owner/name. */
+  repo: string;
+  defaultBranch: string;
+  schedules: StoredSchedule[];
+}
+
 /** The run store. Implementations: DynamoDB (and dynalite, embedded). */
 export interface Store {
   /** Creates a run at version 1 (linked to its issue, if any); false when the id already exists. */
@@ -116,6 +137,13 @@ export interface Store {
    */
   acquireLease(name: string, holder: string, now: number, ms: number): Promise<boolean>;
   releaseLease(name: string, holder: string): Promise<void>;
+
+  /** A repository's schedules; undefined when it has none. */
+  getSchedules(repo: string): Promise<RepositorySchedules | undefined>;
+  /** Replaces a repository's schedules (an empty list removes them). */
+  putSchedules(record: RepositorySchedules): Promise<void>;
+  /** Every repository's schedules, through an index. */
+  listSchedules(): Promise<RepositorySchedules[]>;
 
   /** Is admission paused for `scope` (kept in the store so that every replica agrees)? */
   admissionPaused(scope: string): Promise<boolean>;

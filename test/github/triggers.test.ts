@@ -7,6 +7,7 @@ import { webhookExample } from "./helpers/examples.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Admission } from "../../src/github/admission.js";
 import { CATCH_UP_MS, Schedules } from "../../src/github/schedules.js";
+import { StoreError } from "../../src/store/store-error.js";
 import { parseWorkflow } from "../../src/workflow/parse.js";
 import { OWNER, payloadOf, REPO, startTestApp, type TestApp } from "./helpers/harness.js";
 
@@ -29,6 +30,11 @@ edges:
   - { from: gate, to: done, label: approved }
   - { from: gate, to: failed, label: rejected }
 `;
+
+/** 06:00:00 UTC tomorrow: a minute the nightly schedule fires, after any registration now. */
+const SIX = Math.floor(Date.now() / 86_400_000) * 86_400_000 + 86_400_000 + 6 * 3_600_000;
+const SIX_UTC = new Date(SIX).toISOString();
+const TITLE = `ClusterCode: Nightly check (${SIX_UTC.slice(0, 16).replace("T", " ")} UTC)`;
 
 function labeled(issue: number, login = "alice") {
   return payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
@@ -114,7 +120,7 @@ describe("triggers, commands and admission", () => {
     const repo = { owner: OWNER, repo: REPO, defaultBranch: "main" };
     const { readWorkflows } = await import("../../src/github/workflow-source.js");
     const gh = await app.probot.auth(1);
-    app.host.schedules.register(repo, await readWorkflows(gh, repo));
+    await app.host.schedules.register(repo, await readWorkflows(gh, repo));
     const other = new Schedules({
       store: app.host.store,
       starter: app.host.services.starter,
@@ -123,14 +129,13 @@ describe("triggers, commands and admission", () => {
       now: Date.now,
       onError: (error) => app.errors.push(String(error)),
     });
-    other.register(repo, await readWorkflows(gh, repo));
-    const six = Date.parse("2026-12-03T06:00:05Z");
+    const six = SIX + 5_000;
     const firings = await Promise.all([app.host.schedules.tick(six), other.tick(six + 1000)]);
     expect(firings.flat()).toHaveLength(1);
     expect(await app.host.schedules.tick(six + 10_000)).toHaveLength(0);
     expect(app.github.calls("POST", /\/issues$/)).toHaveLength(1);
     const issue = app.github.calls("POST", /\/issues$/)[0];
-    expect(issue?.body.title).toBe("ClusterCode: Nightly check (2026-12-03 06:00 UTC)");
+    expect(issue?.body.title).toBe(TITLE);
     await app.waitForStatus("awaiting_input");
     expect(await app.host.schedules.tick(six + 86_400_000)).toHaveLength(0);
     expect(app.github.comments.at(-1)?.body).toContain("skipped the scheduled run of ship");
@@ -144,14 +149,14 @@ describe("triggers, commands and admission", () => {
     ];
     await app.deliver("installation", installed);
     expect(app.github.calls("GET", /^\/repos\/Codertocat\/Hello-World$/)).toHaveLength(1);
-    const fired = await app.host.schedules.tick(Date.parse("2026-12-04T06:00:01Z"));
+    const fired = await app.host.schedules.tick(SIX + 1_000);
     expect(fired).toHaveLength(1);
     await app.waitForStatus("awaiting_input");
   });
 
   it("registers the schedules of every installed repository when the app starts", async () => {
     await app.restart();
-    const six = Date.parse("2026-12-04T06:00:01Z");
+    const six = SIX + 1_000;
     expect(await app.host.schedules.tick(six)).toHaveLength(0);
     expect(
       await app.host.registerSchedules((error) => {
@@ -226,11 +231,11 @@ describe("triggers, commands and admission", () => {
 
   describe("a scheduled firing that was interrupted", () => {
     const repo = { owner: OWNER, repo: REPO, defaultBranch: "main" };
-    const six = Date.parse("2026-12-03T06:00:05Z");
-    const title = "ClusterCode: Nightly check (2026-12-03 06:00 UTC)";
+    const six = SIX + 5_000;
+    const title = TITLE;
     beforeEach(async () => {
       const { readWorkflows } = await import("../../src/github/workflow-source.js");
-      app.host.schedules.register(repo, await readWorkflows(await app.probot.auth(1), repo));
+      await app.host.schedules.register(repo, await readWorkflows(await app.probot.auth(1), repo));
     });
 
     it("by a GitHub error fires on the next tick", async () => {
@@ -244,7 +249,7 @@ describe("triggers, commands and admission", () => {
     });
 
     it("by a replica that died holding it is fired by another within the catch-up window", async () => {
-      const key = `schedule:${OWNER}/${REPO}#ship#0 6 * * *#UTC@2026-12-03T06:00:00.000Z`;
+      const key = `schedule:${OWNER}/${REPO}#ship#0 6 * * *#UTC@${SIX_UTC}`;
       expect(await app.host.store.acquireLease(key, "dead-replica", six, 5 * 60_000)).toBe(true);
       expect(await app.host.schedules.tick(six + 60_000)).toHaveLength(0);
       expect(await app.host.schedules.tick(six + 3 * 60_000)).toHaveLength(0);
@@ -271,25 +276,77 @@ describe("triggers, commands and admission", () => {
       expect(app.github.calls("POST", /\/issues$/)).toHaveLength(1);
     });
 
-    it("does not fire minutes from before a pushed schedule existed", async () => {
+    it("fires from when a schedule was first registered, on every replica", async () => {
       const { readWorkflows } = await import("../../src/github/workflow-source.js");
       const files = await readWorkflows(await app.probot.auth(1), repo);
-      const replica = (holder: string) =>
+      const replica = (holder: string, now: number) =>
         new Schedules({
           store: app.host.store,
           starter: app.host.services.starter,
           installations: app.host.services.installations,
           holder,
-          now: () => six + 5 * 60_000,
+          now: () => now,
           onError: (error) => app.errors.push(String(error)),
         });
-      const pushed = replica("pushed");
-      pushed.register(repo, files);
-      expect(await pushed.tick()).toHaveLength(0);
-      // A process that starts finds the schedule there, and catches up on the missed minute.
-      const restarted = replica("restarted");
-      restarted.register(repo, files, { catchUp: true });
-      expect(await restarted.tick()).toHaveLength(1);
+      // A push adds a second schedule at 06:02: its 06:00 minute is not fired.
+      const added = files.map((file) =>
+        file.parsed.ok
+          ? {
+              ...file,
+              parsed: {
+                ...file.parsed,
+                workflow: {
+                  ...file.parsed.workflow,
+                  on: {
+                    ...file.parsed.workflow.on,
+                    schedule: [
+                      ...(file.parsed.workflow.on.schedule ?? []),
+                      { cron: "0 6 * * *", brief: "Second" },
+                    ],
+                  },
+                },
+              },
+            }
+          : file,
+      );
+      const entries = await replica("pushed", SIX + 120_000).register(repo, added);
+      expect(entries.map((e) => e.id)).toEqual(["ship#0 6 * * *#UTC", "ship#0 6 * * *#UTC#2"]);
+      expect(entries.map((e) => e.since)).toEqual([expect.any(Number), SIX + 120_000]);
+      // Another replica, or one that starts later, fires the same: the first schedule only.
+      const fired = await replica("other", SIX + 180_000).tick();
+      expect(fired).toHaveLength(1);
+      await app.waitForStatus("awaiting_input");
+      expect(app.github.issues.map((issue) => issue.title)).toEqual([title]);
+      // A push that removes the schedules stops them everywhere.
+      await replica("pushed", SIX + 200_000).register(repo, []);
+      expect(await app.host.store.listSchedules()).toEqual([]);
+      expect(await replica("other", SIX + 86_400_000 + 5_000).tick()).toHaveLength(0);
+    });
+
+    it("by a store error taking its lease fires on the next tick", async () => {
+      const store = app.host.store;
+      const acquire = store.acquireLease.bind(store);
+      let failures = 1;
+      store.acquireLease = (...args) => {
+        if (failures-- > 0)
+          return Promise.reject(new StoreError("throttled", "slow down", { retryable: true }));
+        return acquire(...args);
+      };
+      expect(await app.host.schedules.tick(six)).toHaveLength(0);
+      expect(app.errors).toHaveLength(1);
+      app.errors.length = 0;
+      expect(await app.host.schedules.tick(six + 20_000)).toHaveLength(1);
+      await app.waitForStatus("awaiting_input");
+    });
+
+    it("by a permanent error is not retried", async () => {
+      // GitHub refuses for good: issues are turned off on the repository.
+      app.github.outages.push({ method: "POST", path: /\/issues$/, status: 410 });
+      expect(await app.host.schedules.tick(six)).toHaveLength(0);
+      expect(app.errors).toHaveLength(1);
+      app.errors.length = 0;
+      expect(await app.host.schedules.tick(six + 20_000)).toHaveLength(0);
+      expect(app.github.calls("POST", /\/issues$/)).toHaveLength(1);
     });
 
     it("is not fired once the catch-up window has passed", async () => {

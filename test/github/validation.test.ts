@@ -121,7 +121,8 @@ describe("the workflow validation check", () => {
       head_sha: "feed42",
       conclusion: "success",
     });
-    const fired = await app.host.schedules.tick(Date.parse("2026-12-03T06:00:20Z"));
+    const tomorrow = Math.floor(Date.now() / 86_400_000) * 86_400_000 + 86_400_000;
+    const fired = await app.host.schedules.tick(tomorrow + 6 * 3_600_000 + 20_000);
     expect(fired).toHaveLength(1);
   });
 

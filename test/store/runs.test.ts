@@ -158,6 +158,32 @@ describe("runs", () => {
     ]);
   });
 
+  it("keeps each repository's schedules, lists them all, and removes an empty list", async () => {
+    const store = await dynamo.newStore();
+    const nightly = {
+      workflow: "ship",
+      id: "ship#0 6 * * *#UTC",
+      cron: "0 6 * * *",
+      timezone: "UTC",
+      since: 5,
+    };
+    await store.putSchedules({ repo: "octo/a", defaultBranch: "main", schedules: [nightly] });
+    await store.putSchedules({
+      repo: "octo/b",
+      defaultBranch: "trunk",
+      schedules: [{ ...nightly, brief: "Nightly" }],
+    });
+    expect(await store.getSchedules("octo/a")).toEqual({
+      repo: "octo/a",
+      defaultBranch: "main",
+      schedules: [nightly],
+    });
+    expect((await store.listSchedules()).map((r) => r.repo)).toEqual(["octo/a", "octo/b"]);
+    await store.putSchedules({ repo: "octo/a", defaultBranch: "main", schedules: [] });
+    expect(await store.getSchedules("octo/a")).toBeUndefined();
+    expect((await store.listSchedules()).map((r) => r.repo)).toEqual(["octo/b"]);
+  });
+
   it("keeps admission's pause in the store", async () => {
     const store = await dynamo.newStore();
     expect(await store.admissionPaused("octo/app#ship")).toBe(false);

@@ -23,20 +23,16 @@ export async function onInstallation(
 ): Promise<void> {
   if (!installs(payload)) return;
   for (const { full_name } of payload.repositories ?? payload.repositories_added ?? []) {
-    await registerRepository(ctx.gh, ctx.services, payload.installation.id, full_name, false);
+    await registerRepository(ctx.gh, ctx.services, payload.installation.id, full_name);
   }
 }
 
-/**
- * Remembers a repository's installation and registers the schedules of its default branch,
- * catching up on firings missed while no process ran (`catchUp`, on start).
- */
+/** Remembers a repository's installation and registers the schedules of its default branch. */
 async function registerRepository(
   gh: GitHub,
   services: Pick<AppServices, "installations" | "schedules">,
   installationId: number,
   fullName: string,
-  catchUp: boolean,
 ): Promise<void> {
   const [owner = "", repo = ""] = fullName.split("/");
   services.installations.remember(fullName, installationId);
@@ -44,13 +40,13 @@ async function registerRepository(
     gh.request("GET /repos/{owner}/{repo}", { owner, repo }),
   );
   const ref = { owner, repo, defaultBranch: data.default_branch };
-  services.schedules.register(ref, await readWorkflows(gh, ref), { catchUp });
+  await services.schedules.register(ref, await readWorkflows(gh, ref));
 }
 
 /**
- * On start: registers the schedules of every repository of every installation, since
- * schedules live in memory and a restarted replica has heard no install or push event yet.
- * A repository that cannot be read is reported and skipped. Returns how many were read.
+ * On start: registers the schedules of every repository of every installation again from its
+ * default branch, in case a push was missed while no process ran. A repository that cannot be
+ * read is reported and skipped. Returns how many were read.
  */
 export async function registerInstalledSchedules(
   auth: GitHubAuth,
@@ -69,7 +65,7 @@ export async function registerInstalledSchedules(
       () => gh.paginate("GET /installation/repositories", { per_page: 100 }),
     );
     for (const { full_name } of repositories) {
-      await registerRepository(gh, services, installation.id, full_name, true).then(
+      await registerRepository(gh, services, installation.id, full_name).then(
         () => read++,
         onError,
       );

@@ -59,5 +59,5 @@ export async function onPush(payload: PushPayload, ctx: HandlerContext): Promise
   const repo = repoOf(payload);
   const paths = touched.filter(isWorkflowPath);
   if (paths.length > 0) await publishValidation(ctx.gh, repo, payload.after, paths);
-  ctx.services.schedules.register(repo, await readWorkflows(ctx.gh, repo));
+  await ctx.services.schedules.register(repo, await readWorkflows(ctx.gh, repo));
 }

@@ -60,8 +60,8 @@ export class FakeGitHub {
     body: string;
     user: { login: string; type: string };
   }[] = [];
-  /** Requests (method and path) to answer once with a 502, as a GitHub outage would. */
-  readonly outages: { method: string; path: RegExp }[] = [];
+  /** Requests (method and path) to answer once with an error: 502 (an outage) unless given. */
+  readonly outages: { method: string; path: RegExp; status?: number }[] = [];
   #nextId = 1000;
   readonly #routes: Route[] = [
     [
@@ -302,8 +302,8 @@ export class FakeGitHub {
     this.problems.push(...checkRequest(method, url.pathname, parsed === "" ? undefined : parsed));
     const outage = this.outages.findIndex((o) => o.method === method && o.path.test(request.path));
     if (outage >= 0) {
-      this.outages.splice(outage, 1);
-      return [502, { message: "Server Error" }];
+      const [{ status = 502 } = {}] = this.outages.splice(outage, 1);
+      return [status, { message: status === 502 ? "Server Error" : "Gone" }];
     }
     for (const [routeMethod, pattern, reply] of this.#routes) {
       const match = routeMethod === method ? pattern.exec(request.path) : null;
