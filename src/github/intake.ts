@@ -6,15 +6,18 @@ export type DeliveryHandler = (delivery: DeliveryRecord) => Promise<void>;
 
 /**
  * Webhook intake: a delivery is recorded in the store (deduplicated on its X-GitHub-Delivery
- * id) before Probot acknowledges it, then processed from the store and marked processed. A
- * crash after the acknowledgement loses nothing: a sweep picks up deliveries left unprocessed
- * for longer than `staleMs`. A duplicate delivery is refused by the store and starts nothing.
+ * id) before Probot acknowledges it, then processed and marked processed (in groups, while
+ * deliveries queue up). A crash after the acknowledgement loses nothing: a sweep picks up
+ * deliveries left unprocessed for longer than `staleMs`. A duplicate delivery is refused by
+ * the store and starts nothing.
  */
 export class DeliveryIntake {
   readonly #queue: DeliveryRecord[] = [];
   #draining: Promise<void> | undefined;
-  /** The delivery being handled now, which the sweep must not queue again. */
-  #handling: string | undefined;
+  /** Deliveries being handled or handled and not yet marked, which the sweep must not queue. */
+  readonly #handling = new Set<string>();
+  /** Deliveries handled, to mark processed. */
+  readonly #handled: DeliveryRecord[] = [];
   #timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -43,7 +46,7 @@ export class DeliveryIntake {
     const left = (await this.deps.store.unprocessedDeliveries(100)).filter(
       (delivery) =>
         delivery.receivedAt <= cutoff &&
-        delivery.deliveryId !== this.#handling &&
+        !this.#handling.has(delivery.deliveryId) &&
         !this.#queue.some((q) => q.deliveryId === delivery.deliveryId),
     );
     this.#queue.push(...left);
@@ -83,20 +86,27 @@ export class DeliveryIntake {
       delivery !== undefined;
       delivery = this.#queue.shift()
     ) {
-      this.#handling = delivery.deliveryId;
+      this.#handling.add(delivery.deliveryId);
       try {
         await this.deps.handle(delivery);
+        this.#handled.push(delivery);
       } catch (error) {
         this.deps.onError(error, delivery);
         // A retryable failure stays unprocessed for the sweep; anything else will not improve.
-        if (isRetryable(error)) continue;
-      } finally {
-        this.#handling = undefined;
+        if (isRetryable(error)) this.#handling.delete(delivery.deliveryId);
+        else this.#handled.push(delivery);
       }
-      await this.deps.store
-        .markDeliveryProcessed(delivery.deliveryId, this.deps.now())
-        .catch((error: unknown) => this.deps.onError(error, delivery));
+      // Marked together once the queue is empty, or 25 at a time while it is not.
+      if (this.#queue.length === 0 || this.#handled.length >= 25) await this.#markHandled();
     }
+  }
+
+  async #markHandled(): Promise<void> {
+    const handled = this.#handled.splice(0);
+    await this.deps.store
+      .markDeliveriesProcessed(handled, this.deps.now())
+      .catch((error: unknown) => handled.forEach((delivery) => this.deps.onError(error, delivery)));
+    for (const delivery of handled) this.#handling.delete(delivery.deliveryId);
   }
 }
 

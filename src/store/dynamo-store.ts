@@ -1,4 +1,3 @@
-import { isConditionFailed } from "./dynamo-error.js";
 import * as items from "./dynamo-items.js";
 import { INDEX_PARTITIONS, keyOf, num, padTime, type Item } from "./dynamo-items.js";
 import { TableRequests, type TableRequestsOptions } from "./dynamo-requests.js";
@@ -164,20 +163,11 @@ export class DynamoStore implements Store {
     });
   }
 
-  async markDeliveryProcessed(deliveryId: string, at: number): Promise<void> {
-    try {
-      await this.#requests.update({
-        Key: keyOf.delivery(deliveryId),
-        // Removing the index keys takes the delivery out of the sparse unprocessed index.
-        UpdateExpression: "SET #at = if_not_exists(#at, :at) REMOVE gsi2pk, gsi2sk",
-        ConditionExpression: "attribute_exists(pk)",
-        ExpressionAttributeNames: { "#at": "processedAt" },
-        ExpressionAttributeValues: { ":at": num(at) },
-      });
-    } catch (error) {
-      if (!isConditionFailed(error)) throw error;
-      throw new StoreError("not_found", `No delivery ${deliveryId} was recorded`, { cause: error });
-    }
+  async markDeliveriesProcessed(deliveries: DeliveryRecord[], at: number): Promise<void> {
+    // Without the index keys, a delivery leaves the sparse unprocessed index.
+    await this.#requests.batchPut(
+      deliveries.map((delivery) => items.encodeDelivery({ ...delivery, processedAt: at })),
+    );
   }
 
   async unprocessedDeliveries(limit = DEFAULT_LIMIT): Promise<DeliveryRecord[]> {

@@ -119,8 +119,11 @@ export interface Store {
 
   /** Records a delivery; false when its id was seen before (a duplicate or redelivery). */
   recordDelivery(delivery: DeliveryRecord): Promise<boolean>;
-  /** Takes a recorded delivery out of the unprocessed list (keeping the first `at`). */
-  markDeliveryProcessed(deliveryId: string, at: number): Promise<void>;
+  /**
+   * Takes recorded deliveries out of the unprocessed list, rewriting each as processed `at`
+   * (one request per 25: a processing process marks the deliveries it handled together).
+   */
+  markDeliveriesProcessed(deliveries: DeliveryRecord[], at: number): Promise<void>;
   /** Deliveries recorded but not yet processed, oldest first (default limit 100), through an index. */
   unprocessedDeliveries(limit?: number): Promise<DeliveryRecord[]>;
 
