@@ -56,4 +56,26 @@ describe("delivery intake", () => {
     await intake.idle();
     expect(await store.unprocessedDeliveries()).toEqual([]);
   });
+
+  it("marks deliveries that queued up processed in groups, not one request each", async () => {
+    const requests: string[] = [];
+    const store = await dynamo.newStore({ onRequest: (name) => requests.push(name) });
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const intake = new DeliveryIntake({
+      store,
+      now: () => 1_000_000,
+      handle: () => held,
+      onError: (error) => {
+        throw error;
+      },
+    });
+    for (let i = 0; i < 30; i++) await intake.record(`d${i}`, "issues", {});
+    requests.length = 0;
+    release();
+    await intake.idle();
+    // 25 marked while five still queued, then the last five once the queue ran dry.
+    expect(requests).toEqual(["BatchWriteItem", "BatchWriteItem"]);
+    expect(await store.unprocessedDeliveries()).toEqual([]);
+  });
 });
