@@ -21,7 +21,7 @@ on:
 nodes:
   build:
     kind: run
-    run: test -e ${READY}
+    run: test -e ${READY} && date > built.txt
   gate:
     kind: approval
     approvers: ["@Codertocat/reviewers", "@carol"]
@@ -108,6 +108,9 @@ describe("answers to a run", () => {
         "gate#1:",
       ]);
 
+      expect(app.github.calls("POST", /requested_reviewers$/).map((call) => call.body)).toEqual([
+        { reviewers: ["carol"], team_reviewers: ["reviewers"] },
+      ]);
       // alice is on the team, but she started the run; eve may write, but is no approver.
       await app.deliver("issue_comment", comment("/approve", "alice"));
       expect(lastReply(app)).toBe(
