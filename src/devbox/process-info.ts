@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
 import { readFile, readlink } from "node:fs/promises";
 import { promisify } from "node:util";
 
@@ -15,9 +16,11 @@ export async function isAlive(pid: number): Promise<boolean> {
     throw error;
   }
   const stat = await readProc(pid, "stat");
+  // Gone between the two looks (a zombie reaped meanwhile): not alive. Where there is no /proc,
+  // the signal's answer stands.
+  if (stat === undefined) return !existsSync("/proc/self/stat");
   // The state follows the parenthesised command name: "pid (comm) S ...".
-  const state = stat?.slice(stat.lastIndexOf(")") + 2).charAt(0);
-  return state !== "Z";
+  return stat.slice(stat.lastIndexOf(")") + 2).charAt(0) !== "Z";
 }
 
 /** The arguments process `pid` was started with, or undefined when it is gone or unreadable. */
