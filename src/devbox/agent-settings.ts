@@ -7,6 +7,8 @@ export interface AgentSettings {
   branch: string;
   baseBranch: string;
   setup: string[];
+  /** Names of the environment variables that hold secrets. */
+  secrets: string[];
   heartbeatMs: number;
   lapseMs: number;
 }
@@ -32,14 +34,18 @@ export function readAgentSettings(env: NodeJS.ProcessEnv): AgentSettingsResult {
     }
     return value;
   };
-  const setup = readSetup(env[AGENT_ENV.setup]);
-  if (typeof setup === "string") problems.push(setup);
+  const strings = (name: string) => {
+    const value = readStrings(name, env[name]);
+    if (typeof value === "string") problems.push(value);
+    return typeof value === "string" ? [] : value;
+  };
   const settings: AgentSettings = {
     token: required(AGENT_ENV.token),
     runId: required(AGENT_ENV.runId),
     branch: required(AGENT_ENV.branch),
     baseBranch: required(AGENT_ENV.baseBranch),
-    setup: typeof setup === "string" ? [] : setup,
+    setup: strings(AGENT_ENV.setup),
+    secrets: strings(AGENT_ENV.secrets),
     heartbeatMs: milliseconds(AGENT_ENV.heartbeatMs, 3000),
     lapseMs: milliseconds(AGENT_ENV.lapseMs, 15_000),
   };
@@ -51,10 +57,10 @@ export function readAgentSettings(env: NodeJS.ProcessEnv): AgentSettingsResult {
     : { ok: false, message: problems.join("; ") };
 }
 
-/** The setup commands from their JSON array, or a message saying what is wrong. */
-function readSetup(text: string | undefined): string[] | string {
+/** Strings from variable `name`'s JSON array, or a message saying what is wrong. */
+function readStrings(name: string, text: string | undefined): string[] | string {
   if (text === undefined || text.trim() === "") return [];
-  const problem = `${AGENT_ENV.setup} must be a JSON array of strings`;
+  const problem = `${name} must be a JSON array of strings`;
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -14,6 +14,7 @@ import {
   type GitContext,
 } from "./git.js";
 import { OutputTail } from "./output-tail.js";
+import { secretMask } from "./secret-mask.js";
 import { runProcess } from "./process-runner.js";
 import { AGENT_ENV } from "./protocol.js";
 import { executeCommand, OUTPUT_LIMIT_BYTES } from "./run-command.js";
@@ -123,7 +124,9 @@ export async function runDevBoxAgent(options: DevBoxAgentOptions): Promise<numbe
 
   const tmpRoot = await mkdtemp(join(tmpdir(), "clustercode-devbox-"));
   const env = commandEnvironment(options.env, settings);
-  const tee = (chunk: Buffer) => log.write(chunk.toString("utf8"));
+  // Secret values never leave the DevBox in its log or in what it reports.
+  const mask = secretMask(settings.secrets.map((name) => options.env[name]));
+  const tee = (chunk: Buffer) => log.write(mask(chunk.toString("utf8")));
   const retrying = async <T>(request: () => Promise<T>): Promise<T> => {
     for (;;) {
       try {
@@ -150,7 +153,7 @@ export async function runDevBoxAgent(options: DevBoxAgentOptions): Promise<numbe
     };
     const failSetup = async (why: string) => {
       if (life.signal.aborted) throw life.signal.reason;
-      const error = `${why}\n${setupOutput.text().slice(-8000)}`;
+      const error = mask(`${why}\n${setupOutput.text().slice(-8000)}`);
       await retrying(() => client.ready({ ok: false, error }));
       stop(AGENT_EXIT.setupFailed, why);
     };
@@ -191,7 +194,7 @@ export async function runDevBoxAgent(options: DevBoxAgentOptions): Promise<numbe
       log.write(`clustercode devbox: running ${commandId} (${request.command.type})\n`);
       let result: CommandResult;
       try {
-        result = await executeCommand(request, {
+        const executed = await executeCommand(request, {
           cwd: options.cwd,
           env,
           tmpRoot,
@@ -201,6 +204,7 @@ export async function runDevBoxAgent(options: DevBoxAgentOptions): Promise<numbe
           tee,
           credentials,
         });
+        result = { ...executed, output: mask(executed.output) };
       } finally {
         running = undefined;
         journal.clearRunning();

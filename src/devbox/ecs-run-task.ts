@@ -36,6 +36,7 @@ export function runTaskInput(
     [AGENT_ENV.branch]: spec.branch,
     [AGENT_ENV.baseBranch]: spec.baseBranch,
     [AGENT_ENV.setup]: JSON.stringify(spec.setup),
+    [AGENT_ENV.secrets]: JSON.stringify(spec.secrets),
     [ENTRYPOINT_ENV.apiUrl]: request.apiUrl,
     [ENTRYPOINT_ENV.devboxId]: devboxId,
     [ENTRYPOINT_ENV.repository]: cloneUrlOf(request.repository),

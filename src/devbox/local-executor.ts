@@ -229,6 +229,7 @@ export class LocalExecutor implements DevBoxExecutor {
       [AGENT_ENV.branch]: request.spec.branch,
       [AGENT_ENV.baseBranch]: request.spec.baseBranch,
       [AGENT_ENV.setup]: JSON.stringify(request.spec.setup),
+      [AGENT_ENV.secrets]: JSON.stringify(request.spec.secrets),
       ...(withoutCredentials(request.repository) === request.repository
         ? {}
         : { [AGENT_ENV.gitTokenFromApi]: "1" }),

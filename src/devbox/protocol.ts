@@ -33,6 +33,11 @@ export const AGENT_ENV = {
   baseBranch: "CLUSTERCODE_BASE_BRANCH",
   /** The setup commands, a JSON array of strings. */
   setup: "CLUSTERCODE_SETUP",
+  /**
+   * The names of the secrets in the agent's environment, a JSON array: their values are masked
+   * in all output the agent logs or reports.
+   */
+  secrets: "CLUSTERCODE_SECRET_NAMES",
   /** The run id, passed on to every command. */
   runId: "CLUSTERCODE_RUN_ID",
   /** Milliseconds between heartbeats (default 3000). */

@@ -31,6 +31,15 @@ export function batches<T>(items: readonly T[], size = MAX_ANNOTATIONS_PER_REQUE
   return out;
 }
 
+/**
+ * A reason's first line, cut to `maxChars` (the rest, such as a failed setup's output, stays in
+ * the evidence log).
+ */
+export function firstLine(text: string, maxChars = 200): string {
+  const [line = ""] = text.split(/\r?\n/, 1);
+  return line.length > maxChars ? `${line.slice(0, maxChars - 1)}…` : line;
+}
+
 /** Escapes text for a Markdown table cell on one line. */
 export function cell(text: string): string {
   return text.replace(/\|/g, "\\|").replace(/\r?\n/g, " ");

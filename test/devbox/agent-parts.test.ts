@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import devbox from "../../src/cli/devbox-command.js";
 import { UsageError } from "../../src/cli/command.js";
 import { readAgentSettings } from "../../src/devbox/agent-settings.js";
+import { secretMask } from "../../src/devbox/secret-mask.js";
 import { CommandJournal, JOURNAL_FILE } from "../../src/devbox/command-journal.js";
 import {
   findLastJsonObject,
@@ -173,7 +174,13 @@ describe("agent settings", () => {
   };
 
   it("reads defaults and the setup array", () => {
-    expect(readAgentSettings({ ...env, CLUSTERCODE_SETUP: '["npm ci"]' })).toEqual({
+    expect(
+      readAgentSettings({
+        ...env,
+        CLUSTERCODE_SETUP: '["npm ci"]',
+        CLUSTERCODE_SECRET_NAMES: '["NPM_TOKEN"]',
+      }),
+    ).toEqual({
       ok: true,
       settings: {
         token: "t",
@@ -181,6 +188,7 @@ describe("agent settings", () => {
         branch: "clustercode/1-1",
         baseBranch: "main",
         setup: ["npm ci"],
+        secrets: ["NPM_TOKEN"],
         heartbeatMs: 3000,
         lapseMs: 15_000,
       },
@@ -195,11 +203,11 @@ describe("agent settings", () => {
     expect(result.ok).toBe(false);
     const problems = result.ok ? [] : result.message.split("; ");
     expect(problems).toEqual([
-      expect.stringMatching(/^CLUSTERCODE_SETUP must be a JSON array of strings: .*JSON/),
       "CLUSTERCODE_DEVBOX_TOKEN is not set",
       "CLUSTERCODE_RUN_ID is not set",
       "CLUSTERCODE_BRANCH is not set",
       "CLUSTERCODE_BASE_BRANCH is not set",
+      expect.stringMatching(/^CLUSTERCODE_SETUP must be a JSON array of strings: .*JSON/),
       'CLUSTERCODE_DEVBOX_LAPSE_MS must be a positive number of milliseconds, got "soon"',
     ]);
   });
@@ -246,5 +254,13 @@ describe("clustercode devbox", () => {
     await expect(devbox(["--api", "http://127.0.0.1:1", "--devbox", "b"], io({}))).rejects.toThrow(
       /^CLUSTERCODE_DEVBOX_TOKEN is not set; /,
     );
+  });
+});
+
+describe("secret masking", () => {
+  it("masks every occurrence of each secret, the longest first, and leaves short values alone", () => {
+    const mask = secretMask(["s3cret-token", "s3cret", "ab", undefined, ""]);
+    expect(mask("token=s3cret-token and s3cret, s3cret; ab")).toBe("token=*** and ***, ***; ab");
+    expect(secretMask([undefined])("nothing to hide")).toBe("nothing to hide");
   });
 });

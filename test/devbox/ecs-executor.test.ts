@@ -108,6 +108,7 @@ describe("EcsExecutor", () => {
             { name: "CLUSTERCODE_BRANCH", value: "clustercode/7-r1" },
             { name: "CLUSTERCODE_BASE_BRANCH", value: "main" },
             { name: "CLUSTERCODE_SETUP", value: '["npm ci"]' },
+            { name: "CLUSTERCODE_SECRET_NAMES", value: '["NPM_TOKEN"]' },
             { name: "CLUSTERCODE_API_URL", value: "http://10.0.0.5:8080" },
             { name: "CLUSTERCODE_DEVBOX_ID", value: "r1-d1" },
             { name: "CLUSTERCODE_REPOSITORY", value: "https://github.com/acme/widgets.git" },

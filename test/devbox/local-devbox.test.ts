@@ -118,7 +118,7 @@ describe("local DevBox", () => {
     const marker = join(root, `pwned-${process.pid}`);
     const brief = `Fix it $(touch ${marker}) and \`touch ${marker}\` "quoted" 'single'; rm -rf /`;
     const ready = await world.start("run7-box1", {
-      setup: ["touch .git/setup-ran", "echo setting up"],
+      setup: ["touch .git/setup-ran", 'echo "setting up with $FAKE_SECRET"'],
       secrets: ["FAKE_SECRET"],
     });
     const { checkout } = world.executor.paths("run7-box1");
@@ -136,7 +136,7 @@ describe("local DevBox", () => {
         type: "script",
         script: [
           'echo "run=$CLUSTERCODE_RUN_ID cwd=$(pwd) branch=$(git branch --show-current)"',
-          'echo "secret=$FAKE_SECRET other=${OTHER_SECRET:-unset} token=${CLUSTERCODE_DEVBOX_TOKEN:-unset}"',
+          'echo "secret=$FAKE_SECRET length=${#FAKE_SECRET} other=${OTHER_SECRET:-unset} token=${CLUSTERCODE_DEVBOX_TOKEN:-unset}"',
           'cat "$CLUSTERCODE_BRIEF_FILE"',
           "echo changed > file.txt",
         ].join("\n"),
@@ -145,7 +145,12 @@ describe("local DevBox", () => {
     });
     expect(env.exitCode).toBe(0);
     expect(env.output).toContain(`run=run7 cwd=${checkout} branch=clustercode/7-1`);
-    expect(env.output).toContain("secret=s3cret other=unset token=unset");
+    // The command has the secret; its value is masked in what it reports and in the log.
+    expect(env.output).toContain("secret=*** length=6 other=unset token=unset");
+    const agentLog = readFileSync(world.executor.paths("run7-box1").logFile, "utf8");
+    expect(agentLog).toContain("setting up with ***");
+    expect(agentLog).toContain("secret=*** length=6");
+    expect(agentLog).not.toContain("s3cret");
     expect(env.output).toContain(brief);
 
     const failing = await world.run("run7-box1", {

@@ -94,10 +94,28 @@ describe("rendering a run", () => {
   });
 
   it("draws the status comment with the marker, the graph, the table and the waiting approval", () => {
-    const body = renderStatusComment(definition, state, { pullRequestUrl: "https://x/pull/9" });
+    const failedSetup = {
+      node: "fix",
+      attempt: 1,
+      startedAt: 0,
+      endedAt: 1,
+      outcome: "failed",
+      reason: "DevBox failed to start: setup command 1 (npm ci) exited with 1\nnpm ERR! 403 | x",
+      costUsd: 0,
+    };
+    const body = renderStatusComment(
+      definition,
+      { ...state, visits: [failedSetup, ...state.visits] },
+      { pullRequestUrl: "https://x/pull/9" },
+    );
     expect(body.startsWith("<!-- clustercode:run:r1 -->")).toBe(true);
     expect(body).toContain("```mermaid");
-    expect(body).toContain("| 2 | judge | 1 | yes |");
+    // A reason shows its first line: a failed setup's output stays out of the comment.
+    expect(body).toContain(
+      "| 1 | fix | 1 | failed | DevBox failed to start: setup command 1 (npm ci) exited with 1 |",
+    );
+    expect(body).not.toContain("npm ERR!");
+    expect(body).toContain("| 3 | judge | 1 | yes |");
     expect(body).toContain("Waiting on **ship**");
     expect(body).toContain("[pull request](https://x/pull/9)");
   });
