@@ -40,7 +40,7 @@ export interface TriggerRequest {
 export type OnCreated = (runId: string) => void;
 
 /**
- * Turns a trigger into runs: checks the actor, reads the workflows from the default branch,
+ * Turns a trigger into runs: reads the workflows from the default branch, checks the actor,
  * keeps one active run per issue and workflow, removes the trigger label, and creates each run,
  * started or queued by admission. The run id derives from the trigger key, so a duplicated
  * delivery finds its run already created and starts nothing twice.
@@ -58,7 +58,17 @@ export class RunStarter {
 
   /** Starts (or queues) the runs a trigger asks for; returns their ids. */
   async trigger(request: TriggerRequest): Promise<string[]> {
-    const { gh, repo, issue, actor } = request;
+    const { gh, repo, issue, actor, select } = request;
+    const files = await readWorkflows(gh, repo);
+    const chosen = chooseWorkflows(files, select);
+    // Any label may be put on an issue: one no workflow names is none of our business, unless a
+    // workflow file that does not parse mentions it.
+    if (
+      typeof chosen === "string" &&
+      select.by === "label" &&
+      !files.some((file) => !file.parsed.ok && file.text.includes(select.label))
+    )
+      return [];
     if (request.checkActor) {
       const permission = await mayWrite(gh, repo, actor);
       if (!permission.ok) {
@@ -66,17 +76,11 @@ export class RunStarter {
         return [];
       }
     }
-    const files = await readWorkflows(gh, repo);
-    const chosen = chooseWorkflows(files, request.select);
     if (typeof chosen === "string") {
-      // Any label may be put on an issue: only say something when a broken workflow file
-      // might have been meant.
-      const broken = files.some((file) => !file.parsed.ok);
-      if (request.select.by !== "label" || broken) await reply(gh, repo, issue.number, chosen);
+      await reply(gh, repo, issue.number, chosen);
       return [];
     }
-    if (request.select.by === "label")
-      await removeLabel(gh, repo, issue.number, request.select.label);
+    if (select.by === "label") await removeLabel(gh, repo, issue.number, select.label);
     const started: string[] = [];
     for (const { file, workflow } of chosen) {
       const runId = await this.#startOne(request, file, workflow);
@@ -223,7 +227,7 @@ export function chooseWorkflows(
           `ClusterCode: no valid workflow is triggered by the label \`${select.label}\`.`,
         );
   }
-  const name = select.by === "schedule" ? select.workflow : select.workflow;
+  const name = select.workflow;
   if (name === undefined) {
     const main =
       valid.find(({ file }) => file.path === WORKFLOW_FILE) ??

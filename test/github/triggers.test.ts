@@ -76,6 +76,29 @@ describe("triggers, commands and admission", () => {
     );
   });
 
+  it("says nothing about a label no workflow names, unless a broken workflow file mentions it", async () => {
+    const label = (name: string, login: string) =>
+      payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
+        if (p.label !== undefined) p.label.name = name;
+        p.issue.number = 4;
+        p.sender.login = login;
+        p.sender.type = "User";
+      });
+    await app.deliver("issues", label("bug", "eve"));
+    await app.deliver("issues", label("bug", "alice"));
+    app.github.setFile(
+      "main",
+      ".clustercode/workflows/deploy.yml",
+      "name: deploy\non: { label: deploy-me\n",
+    );
+    await app.deliver("issues", label("bug", "alice"));
+    expect(app.github.comments).toEqual([]);
+    expect(app.github.calls("GET", /\/permission$/)).toEqual([]);
+    await app.deliver("issues", label("deploy-me", "alice"));
+    expect(app.github.comments.at(-1)?.body).toContain(".clustercode/workflows/deploy.yml");
+    expect(await app.host.store.listRuns(`${OWNER}/${REPO}`)).toHaveLength(0);
+  });
+
   it("queues a run beyond max_active_runs, says where it stands, and starts it later", async () => {
     await app.deliver("issues", labeled(1));
     const first = await app.waitForStatus("awaiting_input");
