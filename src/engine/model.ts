@@ -197,9 +197,15 @@ export type RunEvent = { at: number } & (
       note?: string;
       where?: string;
     }
-  | { type: "run.cancel"; actor: string; reason?: string }
-  | { type: "run.retry"; actor: string }
-  | { type: "run.resolve"; outcome: "succeeded" | "failed"; actor: string; note?: string }
+  | { type: "run.cancel"; actor: string; reason?: string; where?: string }
+  | { type: "run.retry"; actor: string; where?: string }
+  | {
+      type: "run.resolve";
+      outcome: "succeeded" | "failed";
+      actor: string;
+      note?: string;
+      where?: string;
+    }
 );
 
 /** An evidence entry: what ran, why it routed, what changed, what it cost, who accepted. */

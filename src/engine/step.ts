@@ -53,7 +53,7 @@ export function step(
 
 function apply(t: Transition, event: RunEvent): string | undefined {
   const s = t.snapshot;
-  if (event.type === "run.retry") return retry(t, event.actor);
+  if (event.type === "run.retry") return retry(t, event);
   if (isFinal(s.status)) return `the run has already ended (${s.status})`;
   switch (event.type) {
     case "run.start": {
@@ -77,6 +77,7 @@ function apply(t: Transition, event: RunEvent): string | undefined {
       return undefined;
     }
     case "run.cancel":
+      t.record("run.cancelled", { actor: event.actor, ...whereOf(event) });
       endRun(t, "cancelled", event.reason ?? `cancelled by ${event.actor}`);
       return undefined;
     case "devbox.ready":
@@ -121,7 +122,7 @@ function apply(t: Transition, event: RunEvent): string | undefined {
         decision: event.decision,
         actor: event.actor,
         ...(event.note === undefined ? {} : { note: event.note }),
-        ...(event.where === undefined ? {} : { where: event.where }),
+        ...whereOf(event),
       });
       if (s.active?.progress.kind === "approval") t.cancelTimer(s.active.progress.timerId);
       completeNode(t, event.decision);
@@ -135,6 +136,7 @@ function apply(t: Transition, event: RunEvent): string | undefined {
         outcome: event.outcome,
         actor: event.actor,
         note: event.note,
+        ...whereOf(event),
       });
       completeNode(t, event.outcome, `resolved ${event.outcome} by ${event.actor}`);
       return undefined;
@@ -142,7 +144,12 @@ function apply(t: Transition, event: RunEvent): string | undefined {
   }
 }
 
-function retry(t: Transition, actor: string): string | undefined {
+/** Where a person's answer was given (a comment, review or check run URL), when known. */
+function whereOf(event: { where?: string }): { where?: string } {
+  return event.where === undefined ? {} : { where: event.where };
+}
+
+function retry(t: Transition, event: { actor: string; where?: string }): string | undefined {
   const s = t.snapshot;
   const lost = s.awaiting?.kind === "lost" ? s.awaiting.node : undefined;
   const node = lost ?? (s.status === "failed" ? s.failedNode : undefined);
@@ -156,7 +163,7 @@ function retry(t: Transition, actor: string): string | undefined {
     1;
   const carried = s.active?.iterationsBefore ?? 0;
   delete s.active;
-  t.record("run.retried", { node, attempt, actor });
+  t.record("run.retried", { node, attempt, actor: event.actor, ...whereOf(event) });
   if (lost === undefined) {
     delete s.reason;
     const wallClock = t.definition.workflow.budget?.wall_clock ?? DEFAULT_RUN_WALL_CLOCK;

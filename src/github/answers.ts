@@ -75,24 +75,22 @@ export class Answers {
       );
       return;
     }
-    const at = this.deps.now();
+    const who = { actor: speaker.actor, where: speaker.where, at: this.deps.now() };
     const event: RunEvent =
       command.kind === "cancel"
         ? {
             type: "run.cancel",
-            actor: speaker.actor,
-            at,
+            ...who,
             ...(command.note === undefined
               ? {}
               : { reason: `cancelled by ${speaker.actor}: ${command.note}` }),
           }
         : command.kind === "retry"
-          ? { type: "run.retry", actor: speaker.actor, at }
+          ? { type: "run.retry", ...who }
           : {
               type: "run.resolve",
               outcome: command.outcome,
-              actor: speaker.actor,
-              at,
+              ...who,
               ...(command.note === undefined ? {} : { note: command.note }),
             };
     await this.#deliver(speaker, run.stored.runId, event);
@@ -182,9 +180,17 @@ export class Answers {
   }
 }
 
-/** The run a command is about: the newest one in the state the command applies to. */
+/**
+ * The run a command is about: the newest one (runs come newest first) in the state the command
+ * applies to. A failed run that a newer run of its workflow followed is not retried: that would
+ * make two active runs of one workflow on the issue.
+ */
 function pickRun(runs: IndexedRun[], command: RunCommand): IndexedRun | undefined {
   const awaiting = (kind: string) => runs.find((run) => run.document.state.awaiting?.kind === kind);
+  const latest = runs.filter(
+    (run, index) =>
+      !runs.slice(0, index).some((newer) => newer.stored.workflow === run.stored.workflow),
+  );
   switch (command.kind) {
     case "approve":
     case "reject":
@@ -192,7 +198,7 @@ function pickRun(runs: IndexedRun[], command: RunCommand): IndexedRun | undefine
     case "resolve":
       return awaiting("lost") ?? runs[0];
     case "retry":
-      return runs.find((run) => run.stored.status === "failed") ?? runs[0];
+      return awaiting("lost") ?? latest.find((run) => run.stored.status === "failed") ?? runs[0];
     case "cancel":
       return runs.find((run) => isActive(run.stored.status)) ?? runs[0];
     case "status":

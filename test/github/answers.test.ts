@@ -52,12 +52,14 @@ function labeled() {
   });
 }
 
+const COMMENT_URL = "https://github.com/Codertocat/Hello-World/issues/9#issuecomment-1";
+
 function comment(body: string, login: string) {
   return payloadOf<IssueCommentCreatedEvent>("issue_comment", "created", (p) => {
     p.issue.number = 9;
     delete p.issue.pull_request;
     p.comment.body = body;
-    p.comment.html_url = `https://github.com/Codertocat/Hello-World/issues/9#issuecomment-${body.length}`;
+    p.comment.html_url = COMMENT_URL;
     p.comment.user.login = login;
     p.sender.login = login;
     p.sender.type = "User";
@@ -72,7 +74,7 @@ function lastReply(app: TestApp): string | undefined {
 async function answersOf(app: TestApp, runId: string) {
   return (await app.host.store.listEvidence(runId))
     .map((e) => e.entry as { kind: string })
-    .filter((entry) => entry.kind === "approval.answered" || entry.kind === "lost.resolved");
+    .filter((entry) => ["approval.answered", "lost.resolved", "run.retried"].includes(entry.kind));
 }
 
 describe("answers to a run", () => {
@@ -121,13 +123,27 @@ describe("answers to a run", () => {
         "ClusterCode did not accept this answer: @eve is not among the approvers (@Codertocat/reviewers, @carol).",
       );
       expect((await app.host.store.getRun(runId))?.status).toBe("awaiting_input");
-      expect(await answersOf(app, runId)).toEqual([]);
+      expect((await answersOf(app, runId)).map((entry) => entry.kind)).toEqual(["run.retried"]);
 
       await app.deliver("issue_comment", comment("/approve looks right", "dave"));
       await app.waitForStatus("succeeded");
       expect(await answersOf(app, runId)).toEqual([
+        expect.objectContaining({ kind: "run.retried", actor: "alice", where: COMMENT_URL }),
         expect.objectContaining({ actor: "dave", decision: "approved", note: "looks right" }),
       ]);
+    });
+
+    it("does not retry a failed run that a newer run of its workflow followed", async () => {
+      await app.deliver("issues", labeled());
+      const failed = await app.waitForStatus("failed");
+      writeFileSync(READY, "");
+      await app.deliver("issues", labeled());
+      const { state } = await app.waitForStatus("awaiting_input");
+      await app.deliver("issue_comment", comment("/retry", "alice"));
+      expect(lastReply(app)).toBe(
+        `ClusterCode did not apply this to run \`${state.runId}\`: only a failed run, or a lost node waiting for an answer, can be retried.`,
+      );
+      expect((await app.host.store.getRun(failed.state.runId))?.status).toBe("failed");
     });
 
     it("ends the run failed on /reject, with the reason as evidence", async () => {
@@ -185,7 +201,7 @@ describe("answers to a run", () => {
     await app.deliver("issue_comment", comment("/resolve succeeded checked prod", "alice"));
     const done = await app.waitForStatus("succeeded");
     expect(await answersOf(app, done.state.runId)).toEqual([
-      expect.objectContaining({ actor: "alice" }),
+      expect.objectContaining({ kind: "lost.resolved", actor: "alice", where: COMMENT_URL }),
     ]);
   });
 });
