@@ -3,7 +3,11 @@ import type { GitHub, RepoRef } from "./github.js";
 
 const MARKER = /<!-- clustercode:[a-z]+:[A-Za-z0-9/._-]+ -->/g;
 
-/** The app's marked comments on an issue: marker → comment id (one listing, paginated). */
+/**
+ * The app's marked comments on an issue: marker → comment id (one listing, paginated). Only
+ * comments by bots count: a person who pastes a marker must not take over a status comment or
+ * pass for a notice the app already posted.
+ */
 export async function findMarkedComments(
   gh: GitHub,
   repo: RepoRef,
@@ -19,6 +23,7 @@ export async function findMarkedComments(
   );
   const found = new Map<string, number>();
   for (const comment of comments) {
+    if (comment.user?.type !== "Bot") continue;
     for (const marker of comment.body?.match(MARKER) ?? []) {
       if (!found.has(marker)) found.set(marker, Number(comment.id));
     }

@@ -237,11 +237,21 @@ describe("a run from label to done through an approval", () => {
     const { state } = await startAndWait();
     const marker = `<!-- clustercode:run:${state.runId} -->`;
     const before = app.github.calls("POST", /\/(comments|check-runs|pulls)$/).length;
+    // A person pastes the status comment's marker: the app must go on editing its own comment.
+    const pasted = `${marker} mine now`;
+    app.github.comments.unshift({
+      id: 1,
+      issue: 7,
+      body: pasted,
+      html_url: "https://github.com/c/1",
+      user: { login: "mallory", type: "User" },
+    });
     await app.restart();
     expect(app.github.calls("POST", /\/(comments|check-runs|pulls)$/)).toHaveLength(before);
     await app.deliver("issue_comment", comment("/approve", "bob"));
     await app.waitForStatus("succeeded");
-    expect(app.github.comments.filter((c) => c.body.includes(marker))).toHaveLength(1);
+    expect(app.github.comments.filter((c) => c.body.includes(marker))).toHaveLength(2);
+    expect(app.github.comments[0]?.body).toBe(pasted);
     const runChecks = app.github.checkRuns.filter(
       (run) => run.external_id === state.runId && run.head_sha === state.lastSha,
     );

@@ -24,6 +24,8 @@ function str(value: unknown): string {
 type Route = [string, RegExp, (match: string[], request: RecordedRequest) => Reply];
 
 const API = "https://api.github.com";
+/** The app's bot user, the author of everything the app posts. */
+const BOT = { login: "clustercode[bot]", type: "Bot" };
 
 /** Blob SHA of a text, as git computes it. */
 export function blobSha(text: string): string {
@@ -43,7 +45,13 @@ export class FakeGitHub {
   readonly files = new Map<string, Map<string, string>>();
   readonly permissions = new Map<string, string>();
   readonly teams = new Map<string, Set<string>>();
-  readonly comments: { id: number; issue: number; body: string; html_url: string }[] = [];
+  readonly comments: {
+    id: number;
+    issue: number;
+    body: string;
+    html_url: string;
+    user: { login: string; type: string };
+  }[] = [];
   readonly checkRuns: CheckRun[] = [];
   readonly pulls: {
     number: number;
@@ -137,6 +145,7 @@ export class FakeGitHub {
           issue: Number(issue),
           body: str(request.body.body),
           html_url: `https://github.com/c/${id}`,
+          user: BOT,
         };
         this.comments.push(comment);
         return [201, comment];
@@ -160,7 +169,7 @@ export class FakeGitHub {
           number: this.#nextId++,
           title: str(request.body.title),
           body: str(request.body.body),
-          user: { login: "clustercode[bot]", type: "Bot" },
+          user: BOT,
         };
         this.issues.push(issue);
         return [201, issue];
