@@ -37,10 +37,14 @@ export function failedDeliveries(
   return failed;
 }
 
+/** At most this many pages of 100 deliveries are read per pass (a bound on API use). */
+export const MAX_DELIVERY_PAGES = 20;
+
 /**
  * GitHub does not retry failed deliveries by itself: this reconciler lists the app's recent
- * deliveries with the app's JWT and asks for the redelivery of failed ones, under a store lease
- * so one replica does it per period.
+ * deliveries with the app's JWT (newest first, page by page back to the window, at most
+ * {@link MAX_DELIVERY_PAGES} pages) and asks for the redelivery of failed ones, under a store
+ * lease so one replica does it per period. One redelivery refused does not stop the others.
  */
 export class RedeliveryReconciler {
   #timer: NodeJS.Timeout | undefined;
@@ -62,22 +66,33 @@ export class RedeliveryReconciler {
     const { store, holder, now } = this.deps;
     if (!(await store.acquireLease("webhook-redelivery", holder, now(), periodMs))) return [];
     const app = await this.deps.auth().app();
-    const { data } = await callGitHub("list the app's webhook deliveries", () =>
-      app.request("GET /app/hook/deliveries", { per_page: 100 }),
-    );
-    const failed = failedDeliveries(
-      data as HookDelivery[],
-      now(),
-      this.deps.windowMs ?? 6 * 3_600_000,
-    );
-    for (const delivery of failed) {
-      await callGitHub(`redeliver ${delivery.guid}`, () =>
-        app.request("POST /app/hook/deliveries/{delivery_id}/attempts", {
-          delivery_id: delivery.id,
-        }),
-      );
+    const windowMs = this.deps.windowMs ?? 6 * 3_600_000;
+    const since = now() - windowMs;
+    const deliveries: HookDelivery[] = [];
+    const pages = app.paginate.iterator("GET /app/hook/deliveries", { per_page: 100 });
+    await callGitHub("list the app's webhook deliveries", async () => {
+      let read = 0;
+      for await (const { data } of pages) {
+        deliveries.push(...(data as HookDelivery[]));
+        const oldest = data.at(-1);
+        if (++read >= MAX_DELIVERY_PAGES || oldest === undefined) break;
+        if (Date.parse(oldest.delivered_at) < since) break;
+      }
+    });
+    const redelivered: number[] = [];
+    for (const delivery of failedDeliveries(deliveries, now(), windowMs)) {
+      try {
+        await callGitHub(`redeliver ${delivery.guid}`, () =>
+          app.request("POST /app/hook/deliveries/{delivery_id}/attempts", {
+            delivery_id: delivery.id,
+          }),
+        );
+        redelivered.push(delivery.id);
+      } catch (error) {
+        this.deps.onError(error);
+      }
     }
-    return failed.map((delivery) => delivery.id);
+    return redelivered;
   }
 
   /** Reconciles every `periodMs` (default 5 minutes). */

@@ -86,14 +86,32 @@ describe("webhook intake and redelivery", () => {
   });
 
   it("asks GitHub to redeliver failed deliveries, with the app's JWT", async () => {
-    const recent = new Date(Date.now() - 60_000).toISOString();
-    app.github.deliveries.push(
-      { id: 11, guid: "g1", delivered_at: recent, status_code: 503, redelivery: false },
-      { id: 12, guid: "g2", delivered_at: recent, status_code: 200, redelivery: false },
-    );
-    expect(await app.host.redelivery.reconcile()).toEqual([11]);
+    const minutesAgo = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();
+    const delivery = (id: number, minutes: number, status: number) => ({
+      id,
+      guid: `g${id}`,
+      delivered_at: minutesAgo(minutes),
+      status_code: status,
+      redelivery: false,
+    });
+    // Four pages of deliveries, newest first: recent failures on the first two; the third
+    // reaches past the six-hour window (its failures are too old), so the fourth is not read.
+    app.github.deliveries.push(delivery(11, 1, 503), delivery(12, 1, 200));
+    for (let id = 100; id < 298; id++) app.github.deliveries.push(delivery(id, 2, 200));
+    app.github.deliveries.push(delivery(13, 7 * 60, 500), delivery(14, 7 * 60, 502));
+    for (let id = 300; id < 400; id++) app.github.deliveries.push(delivery(id, 8 * 60, 500));
+    // GitHub refuses one redelivery: the others are still asked for.
+    app.github.outages.push({ method: "POST", path: /deliveries\/11\/attempts$/, status: 422 });
+    app.github.deliveries.splice(150, 0, delivery(15, 3, 0));
+    expect(await app.host.redelivery.reconcile()).toEqual([15]);
+    expect(app.errors).toEqual([expect.stringContaining("redeliver g11")]);
+    app.errors.length = 0;
+    expect(app.github.calls("GET", /^\/app\/hook\/deliveries$/)).toHaveLength(3);
     const attempts = app.github.calls("POST", /^\/app\/hook\/deliveries\/\d+\/attempts$/);
-    expect(attempts.map((call) => call.path)).toEqual(["/app/hook/deliveries/11/attempts"]);
+    expect(attempts.map((call) => call.path)).toEqual([
+      "/app/hook/deliveries/11/attempts",
+      "/app/hook/deliveries/15/attempts",
+    ]);
     // The lease keeps a second pass (another replica) from doing it again in the period.
     const other = await app.host.store.acquireLease("webhook-redelivery", "other", Date.now(), 1);
     expect(other).toBe(false);

@@ -10,7 +10,7 @@ export interface RecordedRequest {
   body: Record<string, unknown>;
 }
 
-type Reply = [number, unknown];
+type Reply = [number, unknown] | [number, unknown, Record<string, string>];
 
 /** A check run as the fake keeps it: what the app sent, plus id and URL. */
 export interface CheckRun extends Record<string, unknown> {
@@ -61,6 +61,7 @@ export class FakeGitHub {
     html_url: string;
   }[] = [];
   readonly pullFiles = new Map<number, { filename: string; status: string }[]>();
+  /** The app's webhook deliveries, newest first. */
   readonly deliveries: Record<string, unknown>[] = [];
   readonly issues: {
     number: number;
@@ -260,7 +261,26 @@ export class FakeGitHub {
         return [200, run];
       },
     ],
-    ["GET", /^\/app\/hook\/deliveries$/, () => [200, this.deliveries]],
+    [
+      "GET",
+      /^\/app\/hook\/deliveries$/,
+      (_, request) => {
+        // Newest first, in pages linked by a cursor, as GitHub lists them.
+        const perPage = Number(request.query.get("per_page") ?? 30);
+        const start = Number(request.query.get("cursor") ?? 0);
+        const page = this.deliveries.slice(start, start + perPage);
+        const next = start + perPage;
+        return next < this.deliveries.length
+          ? [
+              200,
+              page,
+              {
+                link: `<${API}/app/hook/deliveries?per_page=${perPage}&cursor=${next}>; rel="next"`,
+              },
+            ]
+          : [200, page];
+      },
+    ],
     ["POST", /^\/app\/hook\/deliveries\/\d+\/attempts$/, () => [202, {}]],
   ];
 
