@@ -8,7 +8,8 @@ import type { Surfaces } from "./surfaces.js";
 
 /**
  * After every applied transition: sync the run's surfaces, and when the run stopped holding an
- * admission slot (ended or waits on people), start what its queue admits now.
+ * admission slot (ended or waits on people), start what its queue admits now and show the
+ * runs still queued their new places.
  */
 export function settleTransition(
   run: RunDocument,
@@ -19,10 +20,7 @@ export function settleTransition(
   if (state.status === "running" || state.status === "queued") return;
   void (async () => {
     const stored = await deps.store.getRun(state.runId);
-    if (stored === undefined) return;
-    for (const started of await deps.admission.drain(stored.repo, stored.workflow)) {
-      deps.surfaces.request(started);
-    }
+    if (stored !== undefined) await drainQueue(deps, stored.repo, stored.workflow);
   })().catch((error: unknown) => deps.log.error(`admission after run ${state.runId}`, error));
 }
 
@@ -51,8 +49,18 @@ export async function recoverRuns(deps: {
     }
   }
   // Runs a crash left queued (created, never started) start when admission allows.
-  for (const { repo, workflow } of queues.values()) {
-    for (const started of await deps.admission.drain(repo, workflow))
-      deps.surfaces.request(started);
+  for (const { repo, workflow } of queues.values()) await drainQueue(deps, repo, workflow);
+}
+
+/** Starts what a queue admits, and syncs the surfaces of what started and what still waits. */
+async function drainQueue(
+  deps: { surfaces: Surfaces; admission: Admission },
+  repo: string,
+  workflow: string,
+): Promise<void> {
+  const started = await deps.admission.drain(repo, workflow);
+  const { queued } = await deps.admission.counts(repo, workflow);
+  for (const runId of [...started, ...queued.map((run) => run.runId)]) {
+    deps.surfaces.request(runId);
   }
 }

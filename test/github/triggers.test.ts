@@ -108,12 +108,21 @@ describe("triggers, commands and admission", () => {
       c.body.includes(`<!-- clustercode:run:${queued.state.runId} -->`),
     );
     expect(status?.body).toContain("admission queue at position 1");
+    await app.deliver("issues", labeled(3));
+    const statusOf = (issue: number) => app.github.comments.find((c) => c.issue === issue)?.body;
+    expect(statusOf(3)).toContain("admission queue at position 2");
     await app.deliver("issue_comment", comment("/approve", "alice", 1));
     await app.waitForStatus("succeeded");
     const runs = await app.host.store.listRuns(`${OWNER}/${REPO}`);
     const second = runs.find((run) => run.runId === queued.state.runId);
     expect(second?.status).not.toBe("queued");
     expect(first.state.runId).not.toBe(queued.state.runId);
+    // The run behind it moved up, and its status comment says so.
+    for (let i = 0; i < 100 && !statusOf(3)?.includes("position 1"); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await app.host.idle();
+    }
+    expect(statusOf(3)).toContain("admission queue at position 1");
   });
 
   it("starts with /clustercode run, answers status, refuses /cancel from a reader, cancels", async () => {
