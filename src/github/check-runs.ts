@@ -6,46 +6,54 @@ import type { CheckRunSpec } from "./render-checks.js";
 export interface CheckRunMemo {
   /** external id (or `externalId@sha` for the run check) → check run id and last sent digest. */
   ids: Map<string, { id: number; digest: string; url: string }>;
-  /** Head SHAs whose check runs were listed (the first one this process saw). */
-  listed: Set<string>;
+  /**
+   * Whether the check runs another process may have made are known: looked up, or none can
+   * exist (this process saw the run before it had a head to put one on).
+   */
+  listed: boolean;
 }
 
-/** A new, empty memo. */
-export function newCheckRunMemo(): CheckRunMemo {
-  return { ids: new Map(), listed: new Set() };
+/** A new, empty memo; `listed` when no check run of the run can exist yet. */
+export function newCheckRunMemo(listed: boolean): CheckRunMemo {
+  return { ids: new Map(), listed };
 }
 
 /**
  * Creates or updates the check run `spec` on `headSha`, found by its external id (from the
- * memo, else from one listing of the commit's check runs), and skips the call when nothing
- * changed. Returns its HTML URL.
+ * memo, else from one listing of the check runs of each head the run has had, `heads`), and
+ * skips the call when nothing changed. Returns its HTML URL.
  */
 export async function upsertCheckRun(
   gh: GitHub,
   repo: RepoRef,
   memo: CheckRunMemo,
   spec: CheckRunSpec,
-  headSha: string,
+  head: { sha: string; earlier: readonly string[] },
 ): Promise<string> {
+  const headSha = head.sha;
   const key = checkKey(spec.externalId, headSha);
   const digest = JSON.stringify(spec);
-  // Only the first head this process sees needs a listing: it finds what a previous process
-  // created; anything later on was created by this process and is in the memo.
-  if (!memo.ids.has(key) && memo.listed.size === 0) {
-    memo.listed.add(headSha);
-    const { data } = await callGitHub(`list check runs of ${headSha}`, () =>
-      gh.request("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", {
-        owner: repo.owner,
-        repo: repo.repo,
-        ref: headSha,
-        per_page: 100,
-      }),
-    );
-    for (const run of data.check_runs) {
-      if (run.external_id === null || run.external_id === "") continue;
-      const found = checkKey(run.external_id, headSha);
-      if (!memo.ids.has(found)) {
-        memo.ids.set(found, { id: Number(run.id), digest: "", url: run.html_url ?? "" });
+  // Listings find what a previous process created (a node's check run stays on the head it was
+  // created on); anything later on was created by this process and is in the memo.
+  if (!memo.ids.has(key) && !memo.listed) {
+    memo.listed = true;
+    for (const sha of new Set([headSha, ...head.earlier])) {
+      const { data } = await callGitHub(`list check runs of ${sha}`, () =>
+        gh.request("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", {
+          owner: repo.owner,
+          repo: repo.repo,
+          ref: sha,
+          per_page: 100,
+        }),
+      );
+      for (const run of data.check_runs) {
+        if (run.external_id === null || run.external_id === "") continue;
+        const found = checkKey(run.external_id, sha);
+        // A completed run check on an earlier head needs nothing more (it was superseded).
+        const settled = found.includes("@") && sha !== headSha && run.status === "completed";
+        if (!memo.ids.has(found) && !settled) {
+          memo.ids.set(found, { id: Number(run.id), digest: "", url: run.html_url ?? "" });
+        }
       }
     }
   }

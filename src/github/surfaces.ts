@@ -1,4 +1,4 @@
-import { isFinal, type EvidenceEntry, type RunStatus } from "../engine/model.js";
+import type { EvidenceEntry } from "../engine/model.js";
 import type { RunDocument } from "../runtime/runtime.js";
 import type { Store, StoredRun } from "../store/store.js";
 import type { Admission } from "./admission.js";
@@ -15,6 +15,9 @@ import { ensurePullRequest, requestReviews, type PullRequestRef } from "./pull-r
 import { renderCheckRuns } from "./render-checks.js";
 import { renderStatusComment, statusMarker } from "./render-status.js";
 import { parseRunBranch } from "./run-index.js";
+
+/** How many runs' memos a process keeps. */
+const MAX_MEMOS = 1000;
 
 /** What this process knows a run's surfaces look like, so a sync only sends what changed. */
 interface RunMemo {
@@ -80,8 +83,6 @@ export class Surfaces {
     const stored = await this.deps.store.getRun(runId);
     if (stored === undefined) return;
     await this.#syncStored(runId, stored);
-    // A run that ended needs no memo: a later sync (after /retry) finds its surfaces by key.
-    if (isFinal(stored.status as RunStatus)) this.#memos.delete(runId);
   }
 
   async #syncStored(runId: string, stored: StoredRun): Promise<void> {
@@ -90,8 +91,17 @@ export class Surfaces {
     if (parsed === undefined) return;
     const repo: RepoRef = { ...splitFullName(stored.repo), defaultBranch: definition.baseBranch };
     const gh = await this.deps.installations.client(stored.repo);
-    const memo = this.#memos.get(runId) ?? { checks: newCheckRunMemo() };
+    const memo = this.#memos.get(runId) ?? {
+      checks: newCheckRunMemo(state.lastSha === undefined),
+    };
+    // The most recently synced runs keep their memos (a late sync of an ended run, or one after
+    // /retry, sends only what changed); the others find their surfaces again by key.
+    this.#memos.delete(runId);
     this.#memos.set(runId, memo);
+    for (const [oldest] of this.#memos) {
+      if (this.#memos.size <= MAX_MEMOS) break;
+      this.#memos.delete(oldest);
+    }
     memo.comments ??= await findMarkedComments(gh, repo, parsed.issue);
 
     if (state.branchPushed && memo.pull === undefined) {
@@ -103,8 +113,9 @@ export class Surfaces {
       const evidence = (await this.deps.store.listEvidence(runId)).map(
         (record) => record.entry as EvidenceEntry,
       );
+      const head = { sha: state.lastSha, earlier: checkpointShas(evidence) };
       for (const spec of renderCheckRuns(definition, state, evidence)) {
-        const url = await upsertCheckRun(gh, repo, memo.checks, spec, state.lastSha);
+        const url = await upsertCheckRun(gh, repo, memo.checks, spec, head);
         if (spec.externalId === runId) checkRunUrl = url;
       }
       await supersedeOldRunChecks(gh, repo, memo.checks, runId, state.lastSha);
@@ -166,4 +177,11 @@ export class Surfaces {
 
 function devboxNoticeOf(notice: string | undefined): { devboxNotice?: string } {
   return notice === undefined ? {} : { devboxNotice: notice };
+}
+
+/** The commits a run's checkpoints made: the heads its check runs may be on. */
+function checkpointShas(evidence: EvidenceEntry[]): string[] {
+  return evidence.flatMap((entry) =>
+    entry.kind === "checkpoint" && typeof entry.sha === "string" ? [entry.sha] : [],
+  );
 }

@@ -283,3 +283,53 @@ describe("a run from label to done through an approval", () => {
     expect(waiting.state.runId).toBe(runId);
   });
 });
+
+describe("check runs across heads", () => {
+  const TWO_HEADS = `version: 1
+name: ship
+on:
+  label: clustercode
+nodes:
+  build:
+    kind: run
+    run: echo built > out.txt
+  check:
+    kind: decision
+    evaluator: status
+  polish:
+    kind: run
+    run: sleep 2 && echo polished > polish.txt
+  gate:
+    kind: approval
+edges:
+  - { from: build, to: check }
+  - { from: check, to: polish, label: succeeded }
+  - { from: check, to: failed, label: default }
+  - { from: polish, to: gate }
+  - { from: gate, to: done, label: approved }
+  - { from: gate, to: failed, label: rejected }
+`;
+
+  it("finds a node's check run on an earlier head after a restart instead of posting it again", async () => {
+    const app = await startTestApp(TWO_HEADS);
+    try {
+      app.github.permissions.set("alice", "write");
+      app.github.permissions.set("bob", "write");
+      await app.deliver("issues", labeled());
+      const { state } = await app.waitForStatus("awaiting_input");
+      const decision = app.github.checkRuns.filter((run) => run.external_id === `${state.runId}/1`);
+      expect(decision).toHaveLength(1);
+      // The decision's check run is on the first checkpoint, not on the run's head now.
+      expect(decision[0]?.head_sha).not.toBe(state.lastSha);
+      const before = app.github.checkRuns.length;
+      await app.restart();
+      await app.deliver("issue_comment", comment("/approve", "bob"));
+      await app.waitForStatus("succeeded");
+      expect(app.github.checkRuns).toHaveLength(before);
+      expect(app.github.problems).toEqual([]);
+      expect(app.errors).toEqual([]);
+    } finally {
+      await app.close();
+    }
+  });
+});
