@@ -20,8 +20,8 @@ export function newCheckRunMemo(listed: boolean): CheckRunMemo {
 
 /**
  * Creates or updates the check run `spec` on `headSha`, found by its external id (from the
- * memo, else from one listing of the check runs of each head the run has had, `heads`), and
- * skips the call when nothing changed. Returns its HTML URL.
+ * memo, else from one listing of the check runs of each head the run has had: `head.sha` and
+ * `head.earlier`), and skips the call when nothing changed. Returns its HTML URL.
  */
 export async function upsertCheckRun(
   gh: GitHub,
@@ -36,7 +36,6 @@ export async function upsertCheckRun(
   // Listings find what a previous process created (a node's check run stays on the head it was
   // created on); anything later on was created by this process and is in the memo.
   if (!memo.ids.has(key) && !memo.listed) {
-    memo.listed = true;
     for (const sha of new Set([headSha, ...head.earlier])) {
       const { data } = await callGitHub(`list check runs of ${sha}`, () =>
         gh.request("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", {
@@ -56,6 +55,7 @@ export async function upsertCheckRun(
         }
       }
     }
+    memo.listed = true;
   }
   const known = memo.ids.get(key);
   if (known?.digest === digest) return known.url;
