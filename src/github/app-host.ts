@@ -163,6 +163,7 @@ export class AppHost {
     const intake = new DeliveryIntake({
       store,
       now,
+      holder,
       handle: (delivery) => opened_(box).handle(delivery),
       onError: (error, delivery) =>
         log.error(`delivery ${delivery.deliveryId} (${delivery.event})`, error),
@@ -222,7 +223,7 @@ export class AppHost {
   /** Starts the periodic parts: timers, the delivery sweep, schedules, redelivery. */
   start(): void {
     this.pump.start();
-    this.intake.start();
+    void this.intake.start();
     this.schedules.start();
     this.redelivery.start();
   }

@@ -8,8 +8,9 @@ export type DeliveryHandler = (delivery: DeliveryRecord) => Promise<void>;
  * Webhook intake: a delivery is recorded in the store (deduplicated on its X-GitHub-Delivery
  * id) before Probot acknowledges it, then processed and marked processed (in groups, while
  * deliveries queue up). A crash after the acknowledgement loses nothing: a sweep picks up
- * deliveries left unprocessed for longer than `staleMs`. A duplicate delivery is refused by
- * the store and starts nothing.
+ * deliveries left unprocessed for longer than `staleMs` by a process that is gone (each
+ * process keeps a liveness lease while it runs), or by anyone for longer than `abandonMs`. A
+ * duplicate delivery is refused by the store and starts nothing.
  */
 export class DeliveryIntake {
   readonly #queue: DeliveryRecord[] = [];
@@ -26,42 +27,79 @@ export class DeliveryIntake {
       handle: DeliveryHandler;
       now: () => number;
       onError: (error: unknown, delivery: DeliveryRecord) => void;
-      /** Age after which an unprocessed delivery is taken as left behind; default 60 s. */
+      /** This process, as deliveries name their receiver. */
+      holder: string;
+      /** Age after which a delivery whose receiver is gone is taken over; default 60 s. */
       staleMs?: number;
+      /** Age after which an unprocessed delivery is taken over whoever has it; default 15 min. */
+      abandonMs?: number;
     },
   ) {}
 
   /** Records a delivery durably and queues it; false for a duplicate. Resolves before the ack. */
   async record(deliveryId: string, event: string, payload: unknown): Promise<boolean> {
-    const delivery: DeliveryRecord = { deliveryId, event, payload, receivedAt: this.deps.now() };
+    const delivery: DeliveryRecord = {
+      deliveryId,
+      event,
+      payload,
+      receivedAt: this.deps.now(),
+      receivedBy: this.deps.holder,
+    };
     if (!(await this.deps.store.recordDelivery(delivery))) return false;
     this.#queue.push(delivery);
     this.#kick();
     return true;
   }
 
-  /** Queues deliveries left unprocessed (by a crashed process) for longer than `staleMs`. */
+  /**
+   * Queues deliveries left unprocessed: for longer than `staleMs` by a process that is gone
+   * (or by this one, after a retryable failure), or for longer than `abandonMs` by anyone.
+   */
   async sweep(): Promise<number> {
-    const cutoff = this.deps.now() - (this.deps.staleMs ?? 60_000);
-    const left = (await this.deps.store.unprocessedDeliveries(100)).filter(
-      (delivery) =>
-        delivery.receivedAt <= cutoff &&
-        !this.#handling.has(delivery.deliveryId) &&
-        !this.#queue.some((q) => q.deliveryId === delivery.deliveryId),
-    );
+    const now = this.deps.now();
+    const stale = now - (this.deps.staleMs ?? 60_000);
+    const abandoned = now - (this.deps.abandonMs ?? 15 * 60_000);
+    const gone = new Map<string, Promise<boolean>>();
+    const isGone = (receiver: string) => {
+      // Taking a receiver's liveness lease for a millisecond succeeds only when it lapsed.
+      const probe = () =>
+        this.deps.store.acquireLease(livenessLease(receiver), `${this.deps.holder}#probe`, now, 1);
+      if (!gone.has(receiver)) gone.set(receiver, probe());
+      return gone.get(receiver) as Promise<boolean>;
+    };
+    const left: DeliveryRecord[] = [];
+    for (const delivery of await this.deps.store.unprocessedDeliveries(100)) {
+      const { deliveryId, receivedAt, receivedBy } = delivery;
+      if (receivedAt > stale || this.#handling.has(deliveryId)) continue;
+      if (this.#queue.some((queued) => queued.deliveryId === deliveryId)) continue;
+      const others = receivedBy !== undefined && receivedBy !== this.deps.holder;
+      if (others && receivedAt > abandoned && !(await isGone(receivedBy))) continue;
+      left.push(delivery);
+    }
     this.#queue.push(...left);
     this.#kick();
     return left.length;
   }
 
-  /** Sweeps every `periodMs` (default 30 s). */
-  start(periodMs = 30_000): void {
-    this.#timer = setInterval(() => {
-      this.sweep().catch((error: unknown) =>
-        this.deps.onError(error, sweepRecord(this.deps.now())),
+  /**
+   * Keeps this process's liveness lease (three periods long) and sweeps, now and every
+   * `periodMs`; resolves when the first round is done.
+   */
+  start(periodMs = 30_000): Promise<void> {
+    const tick = async () => {
+      await this.deps.store.acquireLease(
+        livenessLease(this.deps.holder),
+        this.deps.holder,
+        this.deps.now(),
+        3 * periodMs,
       );
-    }, periodMs);
+      await this.sweep();
+    };
+    const run = () =>
+      tick().catch((error: unknown) => this.deps.onError(error, sweepRecord(this.deps.now())));
+    this.#timer = setInterval(() => void run(), periodMs);
     this.#timer.unref();
+    return run();
   }
 
   /** Stops sweeping. */
@@ -112,4 +150,9 @@ export class DeliveryIntake {
 
 function sweepRecord(at: number): DeliveryRecord {
   return { deliveryId: "(sweep)", event: "sweep", payload: null, receivedAt: at };
+}
+
+/** The lease a process holds while it runs, so others leave the deliveries it has alone. */
+function livenessLease(holder: string): string {
+  return `intake-alive:${holder}`;
 }

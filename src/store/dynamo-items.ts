@@ -214,6 +214,7 @@ export function encodeDelivery(delivery: DeliveryRecord): Item {
     payloadZ: { B: deflateRawSync(toJson(delivery.payload, "payload"), { level: 1 }) },
     receivedAt: num(delivery.receivedAt),
   };
+  if (delivery.receivedBy !== undefined) item.receivedBy = { S: delivery.receivedBy };
   if (delivery.processedAt === undefined) {
     item.gsi2pk = { S: INDEX_PARTITIONS.unprocessedDeliveries };
     item.gsi2sk = { S: `${padTime(delivery.receivedAt)}#${delivery.deliveryId}` };
@@ -231,6 +232,7 @@ export function decodeDelivery(item: Item): DeliveryRecord {
     payload: readCompressedJson(item, "payloadZ"),
     receivedAt: readN(item, "receivedAt"),
   };
+  if (item.receivedBy !== undefined) record.receivedBy = readS(item, "receivedBy");
   if (item.processedAt !== undefined) record.processedAt = readN(item, "processedAt");
   return record;
 }

@@ -53,6 +53,8 @@ export interface DeliveryRecord {
   event: string;
   payload: unknown;
   receivedAt: number;
+  /** The process that recorded the delivery and processes it. */
+  receivedBy?: string;
   /** Set once the delivery has been turned into engine events. */
   processedAt?: number;
 }

@@ -14,6 +14,7 @@ describe("delivery intake", () => {
     const slow = new Promise<void>((resolve) => (release = resolve));
     const intake = new DeliveryIntake({
       store,
+      holder: "here",
       now: () => 1_000_000,
       staleMs: 0,
       handle: async (delivery: DeliveryRecord) => {
@@ -40,6 +41,7 @@ describe("delivery intake", () => {
     let failures = 1;
     const intake = new DeliveryIntake({
       store,
+      holder: "here",
       now: () => 1_000_000,
       staleMs: 0,
       handle: async () => {
@@ -64,6 +66,7 @@ describe("delivery intake", () => {
     const held = new Promise<void>((resolve) => (release = resolve));
     const intake = new DeliveryIntake({
       store,
+      holder: "here",
       now: () => 1_000_000,
       handle: () => held,
       onError: (error) => {
@@ -77,5 +80,76 @@ describe("delivery intake", () => {
     // 25 marked while five still queued, then the last five once the queue ran dry.
     expect(requests).toEqual(["BatchWriteItem", "BatchWriteItem"]);
     expect(await store.unprocessedDeliveries()).toEqual([]);
+  });
+
+  it("leaves another process's deliveries to it while it lives, and takes them once it is gone", async () => {
+    const store = await dynamo.newStore();
+    let clock = 1_000_000;
+    const handled: string[] = [];
+    const intake = (holder: string, handle: () => Promise<void>) =>
+      new DeliveryIntake({
+        store,
+        holder,
+        now: () => clock,
+        handle: async (delivery) => {
+          handled.push(`${holder}:${delivery.deliveryId}`);
+          await handle();
+        },
+        onError: (error) => {
+          throw error;
+        },
+      });
+    // Process a records d1 and is stuck handling it (a slow GitHub, a long lock wait).
+    const a = intake("a", () => new Promise<void>(() => {}));
+    const b = intake("b", () => Promise.resolve());
+    await a.start(60_000);
+    try {
+      await a.record("d1", "issues", {});
+      clock += 61_000;
+      // Stale, but a is alive (its liveness lease runs three periods, 3 minutes, from its start).
+      expect(await b.sweep()).toBe(0);
+      clock += 10 * 60_000;
+      // a's lease lapsed: it is gone, and b takes its delivery over.
+      expect(await b.sweep()).toBe(1);
+      await b.idle();
+      expect(handled).toEqual(["a:d1", "b:d1"]);
+      expect(await store.unprocessedDeliveries()).toEqual([]);
+    } finally {
+      a.stop();
+    }
+  });
+
+  it("takes over a delivery left for longer than abandonMs, even from a live process", async () => {
+    const store = await dynamo.newStore();
+    const clock = { now: 1_000_000 };
+    const stuck = new DeliveryIntake({
+      store,
+      holder: "stuck",
+      now: () => clock.now,
+      handle: () => new Promise<void>(() => {}),
+      onError: () => undefined,
+    });
+    await stuck.start(3_600_000);
+    const rescuer = new DeliveryIntake({
+      store,
+      holder: "rescuer",
+      now: () => clock.now,
+      abandonMs: 5 * 60_000,
+      handle: () => Promise.resolve(),
+      onError: (error) => {
+        throw error;
+      },
+    });
+    try {
+      await stuck.record("d1", "issues", {});
+      clock.now += 2 * 60_000;
+      expect(await rescuer.sweep()).toBe(0);
+      clock.now += 4 * 60_000;
+      expect(await rescuer.sweep()).toBe(1);
+      await rescuer.idle();
+      expect(await store.unprocessedDeliveries()).toEqual([]);
+    } finally {
+      stuck.stop();
+    }
   });
 });

@@ -42,6 +42,7 @@ describe("webhook intake and redelivery", () => {
       event: "issues",
       payload,
       receivedAt: Date.now() - 120_000,
+      receivedBy: "a-process-that-died",
     });
     expect(await app.host.intake.sweep()).toBe(1);
     await app.host.idle();
