@@ -6,16 +6,13 @@ import type { CheckRunSpec } from "./render-checks.js";
 export interface CheckRunMemo {
   /** external id (or `externalId@sha` for the run check) → check run id and last sent digest. */
   ids: Map<string, { id: number; digest: string; url: string }>;
-  /**
-   * Whether the check runs another process may have made are known: looked up, or none can
-   * exist (this process saw the run before it had a head to put one on).
-   */
+  /** Whether the check runs another process (or replica) made were looked up. */
   listed: boolean;
 }
 
-/** A new, empty memo; `listed` when no check run of the run can exist yet. */
-export function newCheckRunMemo(listed: boolean): CheckRunMemo {
-  return { ids: new Map(), listed };
+/** A new, empty memo. */
+export function newCheckRunMemo(): CheckRunMemo {
+  return { ids: new Map(), listed: false };
 }
 
 /**

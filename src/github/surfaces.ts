@@ -91,9 +91,7 @@ export class Surfaces {
     if (parsed === undefined) return;
     const repo: RepoRef = { ...splitFullName(stored.repo), defaultBranch: definition.baseBranch };
     const gh = await this.deps.installations.client(stored.repo);
-    const memo = this.#memos.get(runId) ?? {
-      checks: newCheckRunMemo(state.lastSha === undefined),
-    };
+    const memo = this.#memos.get(runId) ?? { checks: newCheckRunMemo() };
     // The most recently synced runs keep their memos (a late sync of an ended run, or one after
     // /retry, sends only what changed); the others find their surfaces again by key.
     this.#memos.delete(runId);
