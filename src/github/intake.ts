@@ -6,8 +6,8 @@ export type DeliveryHandler = (delivery: DeliveryRecord) => Promise<void>;
 
 /**
  * Webhook intake: a delivery is recorded in the store (deduplicated on its X-GitHub-Delivery
- * id) before Probot acknowledges it, then processed and marked processed (in groups, while
- * deliveries queue up). A crash after the acknowledgement loses nothing: a sweep picks up
+ * id) before Probot acknowledges it, then processed and marked processed (in the background,
+ * in groups while deliveries come quickly). A crash after the acknowledgement loses nothing: a sweep picks up
  * deliveries left unprocessed for longer than `staleMs` by a process that is gone (each
  * process keeps a liveness lease while it runs), or by anyone for longer than `abandonMs`. A
  * duplicate delivery is refused by the store and starts nothing.
@@ -15,9 +15,10 @@ export type DeliveryHandler = (delivery: DeliveryRecord) => Promise<void>;
 export class DeliveryIntake {
   readonly #queue: DeliveryRecord[] = [];
   #draining: Promise<void> | undefined;
+  #marking: Promise<void> | undefined;
   /** Deliveries being handled or handled and not yet marked, which the sweep must not queue. */
   readonly #handling = new Set<string>();
-  /** Deliveries handled, to mark processed. */
+  /** Deliveries handled, waiting for the write that marks them processed. */
   readonly #handled: DeliveryRecord[] = [];
   #timer: NodeJS.Timeout | undefined;
 
@@ -109,7 +110,10 @@ export class DeliveryIntake {
 
   /** Waits until every queued delivery was handled. */
   async idle(): Promise<void> {
-    while (this.#draining !== undefined) await this.#draining;
+    while (this.#draining !== undefined || this.#marking !== undefined) {
+      await this.#draining;
+      await this.#marking;
+    }
   }
 
   #kick(): void {
@@ -127,24 +131,33 @@ export class DeliveryIntake {
       this.#handling.add(delivery.deliveryId);
       try {
         await this.deps.handle(delivery);
-        this.#handled.push(delivery);
+        this.#markHandled(delivery);
       } catch (error) {
         this.deps.onError(error, delivery);
         // A retryable failure stays unprocessed for the sweep; anything else will not improve.
         if (isRetryable(error)) this.#handling.delete(delivery.deliveryId);
-        else this.#handled.push(delivery);
+        else this.#markHandled(delivery);
       }
-      // Marked together once the queue is empty, or 25 at a time while it is not.
-      if (this.#queue.length === 0 || this.#handled.length >= 25) await this.#markHandled();
     }
   }
 
-  async #markHandled(): Promise<void> {
-    const handled = this.#handled.splice(0);
-    await this.deps.store
-      .markDeliveriesProcessed(handled, this.deps.now())
-      .catch((error: unknown) => handled.forEach((delivery) => this.deps.onError(error, delivery)));
-    for (const delivery of handled) this.#handling.delete(delivery.deliveryId);
+  /**
+   * Marks a handled delivery processed, in the background: one write at a time, so the
+   * deliveries handled while one is under way are marked together by the next.
+   */
+  #markHandled(delivery: DeliveryRecord): void {
+    this.#handled.push(delivery);
+    this.#marking ??= (async () => {
+      while (this.#handled.length > 0) {
+        const handled = this.#handled.splice(0);
+        await this.deps.store
+          .markDeliveriesProcessed(handled, this.deps.now())
+          .catch((error: unknown) => handled.forEach((d) => this.deps.onError(error, d)));
+        for (const done of handled) this.#handling.delete(done.deliveryId);
+      }
+    })().finally(() => {
+      this.#marking = undefined;
+    });
   }
 }
 
