@@ -14,7 +14,7 @@ import {
   type GitContext,
 } from "./git.js";
 import { OutputTail } from "./output-tail.js";
-import { secretMask } from "./secret-mask.js";
+import { lineMasker, secretMask } from "./secret-mask.js";
 import { runProcess } from "./process-runner.js";
 import { AGENT_ENV } from "./protocol.js";
 import { executeCommand, OUTPUT_LIMIT_BYTES } from "./run-command.js";
@@ -126,7 +126,9 @@ export async function runDevBoxAgent(options: DevBoxAgentOptions): Promise<numbe
   const env = commandEnvironment(options.env, settings);
   // Secret values never leave the DevBox in its log or in what it reports.
   const mask = secretMask(settings.secrets.map((name) => options.env[name]));
-  const tee = (chunk: Buffer) => log.write(mask(chunk.toString("utf8")));
+  const logLines = lineMasker(mask);
+  const tee = (chunk: Buffer) => log.write(logLines.write(chunk.toString("utf8")));
+  const endOfOutput = () => log.write(logLines.flush());
   const retrying = async <T>(request: () => Promise<T>): Promise<T> => {
     for (;;) {
       try {
@@ -153,7 +155,9 @@ export async function runDevBoxAgent(options: DevBoxAgentOptions): Promise<numbe
     };
     const failSetup = async (why: string) => {
       if (life.signal.aborted) throw life.signal.reason;
-      const error = mask(`${why}\n${setupOutput.text().slice(-8000)}`);
+      endOfOutput();
+      const output = mask(setupOutput.text(), { cut: setupOutput.truncated });
+      const error = `${mask(why)}\n${output.slice(-8000)}`;
       await retrying(() => client.ready({ ok: false, error }));
       stop(AGENT_EXIT.setupFailed, why);
     };
@@ -167,10 +171,12 @@ export async function runDevBoxAgent(options: DevBoxAgentOptions): Promise<numbe
       await failSetup(`checking out ${settings.branch} failed: ${error.message}`);
       return exitCode;
     }
+    endOfOutput();
     for (const [index, script] of settings.setup.entries()) {
       const args = ["-eo", "pipefail", "-c", script];
       const bash = { file: "bash", args, cwd: options.cwd, env, signal: life.signal, tee };
       const { exitCode: code } = await runProcess({ ...bash, output: setupOutput });
+      endOfOutput();
       if (code !== 0) {
         await failSetup(`setup command ${index + 1} (${script}) exited with ${code}`);
         return exitCode;
@@ -194,7 +200,7 @@ export async function runDevBoxAgent(options: DevBoxAgentOptions): Promise<numbe
       log.write(`clustercode devbox: running ${commandId} (${request.command.type})\n`);
       let result: CommandResult;
       try {
-        const executed = await executeCommand(request, {
+        result = await executeCommand(request, {
           cwd: options.cwd,
           env,
           tmpRoot,
@@ -203,9 +209,10 @@ export async function runDevBoxAgent(options: DevBoxAgentOptions): Promise<numbe
           onSpawn: (pid) => journal.setRunning({ commandId, pid }),
           tee,
           credentials,
+          mask,
         });
-        result = { ...executed, output: mask(executed.output) };
       } finally {
+        endOfOutput();
         running = undefined;
         journal.clearRunning();
       }

@@ -9,6 +9,7 @@ import type {
 import { readAgentSpend } from "./cost.js";
 import { checkpoint, GitStepError, type GitContext } from "./git.js";
 import { OutputTail } from "./output-tail.js";
+import type { Mask } from "./secret-mask.js";
 import { runProcess } from "./process-runner.js";
 import { fileEnvName } from "./protocol.js";
 
@@ -33,6 +34,8 @@ export interface CommandContext {
   tee?: (chunk: Buffer) => void;
   /** Authenticates checkpoint pushes (see {@link GitContext.credentials}). */
   credentials?: () => Promise<Record<string, string>>;
+  /** Masks secrets in the output the result carries. */
+  mask?: Mask;
 }
 
 /**
@@ -58,7 +61,7 @@ export async function executeCommand(
   return {
     commandId: request.commandId,
     exitCode: outcome.exitCode,
-    output: output.text(),
+    output: context.mask?.(output.text(), { cut: output.truncated }) ?? output.text(),
     durationMs: Date.now() - started,
     ...(outcome.costUsd === undefined ? {} : { costUsd: outcome.costUsd }),
     ...(outcome.usage === undefined ? {} : { usage: outcome.usage }),

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import devbox from "../../src/cli/devbox-command.js";
 import { UsageError } from "../../src/cli/command.js";
 import { readAgentSettings } from "../../src/devbox/agent-settings.js";
-import { secretMask } from "../../src/devbox/secret-mask.js";
+import { lineMasker, secretMask } from "../../src/devbox/secret-mask.js";
 import { CommandJournal, JOURNAL_FILE } from "../../src/devbox/command-journal.js";
 import {
   findLastJsonObject,
@@ -258,9 +258,29 @@ describe("clustercode devbox", () => {
 });
 
 describe("secret masking", () => {
-  it("masks every occurrence of each secret, the longest first, and leaves short values alone", () => {
-    const mask = secretMask(["s3cret-token", "s3cret", "ab", undefined, ""]);
+  it("masks every form of each secret, the longest first, and leaves short values alone", () => {
+    const mask = secretMask([
+      "s3cret-token",
+      "s3cret",
+      "ab",
+      undefined,
+      "pem-line-one\npem-line-two\n",
+    ]);
     expect(mask("token=s3cret-token and s3cret, s3cret; ab")).toBe("token=*** and ***, ***; ab");
+    // A value with a trailing newline printed inline, and each line of a multi-line value.
+    expect(mask("key: pem-line-one / pem-line-two")).toBe("key: *** / ***");
     expect(secretMask([undefined])("nothing to hide")).toBe("nothing to hide");
+  });
+
+  it("drops what may be the end of a secret at the start of a cut tail", () => {
+    const mask = secretMask(["SECRETVALUE123"]);
+    expect(mask("VALUE123 was printed", { cut: true })).not.toContain("VALUE123");
+    expect(mask("VALUE123 was printed")).toBe("VALUE123 was printed");
+  });
+
+  it("masks a secret split between two chunks of a stream", () => {
+    const lines = lineMasker(secretMask(["s3cret-token"]));
+    const shown = [lines.write("one\ntoken=s3cr"), lines.write("et-token\ntwo"), lines.flush()];
+    expect(shown).toEqual(["one\n", "token=***\n", "two"]);
   });
 });
