@@ -1,5 +1,5 @@
 /** What a secret's value is replaced with in output. */
-export const MASKED = "***";
+const MASKED = "***";
 
 /** Longest line kept back while waiting for its end (a longer one is masked as it is). */
 const MAX_HELD_LINE = 64 * 1024;

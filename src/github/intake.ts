@@ -7,10 +7,10 @@ export type DeliveryHandler = (delivery: DeliveryRecord) => Promise<void>;
 /**
  * Webhook intake: a delivery is recorded in the store (deduplicated on its X-GitHub-Delivery
  * id) before Probot acknowledges it, then processed and marked processed (in the background,
- * in groups while deliveries come quickly). A crash after the acknowledgement loses nothing: a sweep picks up
- * deliveries left unprocessed for longer than `staleMs` by a process that is gone (each
- * process keeps a liveness lease while it runs), or by anyone for longer than `abandonMs`. A
- * duplicate delivery is refused by the store and starts nothing.
+ * in groups while deliveries come quickly). A crash after the acknowledgement loses nothing: a
+ * sweep picks up deliveries left unprocessed for longer than `staleMs` by a process that is
+ * gone (each process keeps a liveness lease while it runs), or by anyone for longer than
+ * `abandonMs`. A duplicate delivery is refused by the store and starts nothing.
  */
 export class DeliveryIntake {
   readonly #queue: DeliveryRecord[] = [];
@@ -60,13 +60,20 @@ export class DeliveryIntake {
     const now = this.deps.now();
     const stale = now - (this.deps.staleMs ?? 60_000);
     const abandoned = now - (this.deps.abandonMs ?? 15 * 60_000);
+    // Taking a receiver's liveness lease for a millisecond succeeds only when it lapsed.
     const gone = new Map<string, Promise<boolean>>();
     const isGone = (receiver: string) => {
-      // Taking a receiver's liveness lease for a millisecond succeeds only when it lapsed.
-      const probe = () =>
-        this.deps.store.acquireLease(livenessLease(receiver), `${this.deps.holder}#probe`, now, 1);
-      if (!gone.has(receiver)) gone.set(receiver, probe());
-      return gone.get(receiver) as Promise<boolean>;
+      let probe = gone.get(receiver);
+      if (probe === undefined) {
+        probe = this.deps.store.acquireLease(
+          livenessLease(receiver),
+          `${this.deps.holder}#probe`,
+          now,
+          1,
+        );
+        gone.set(receiver, probe);
+      }
+      return probe;
     };
     const left: DeliveryRecord[] = [];
     for (const delivery of await this.deps.store.unprocessedDeliveries(100)) {
