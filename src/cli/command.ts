@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { AppError } from "../errors/app-error.js";
 
 /** What a command may touch, passed in so tests can run commands in-process. */
 export interface CommandIo {
@@ -14,8 +15,12 @@ export interface CommandIo {
 export type Command = (args: string[], io: CommandIo) => Promise<number>;
 
 /** A mistake in how a command was called; exits 2 with its message. */
-export class UsageError extends Error {
+export class UsageError extends AppError<"usage"> {
   override readonly name = "UsageError";
+
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super("usage", message, options);
+  }
 }
 
 /** `util.parseArgs` that reports bad options as a {@link UsageError}. */

@@ -1,4 +1,6 @@
 import { classifyAwsError } from "../aws/classify-error.js";
+import { AppError } from "../errors/app-error.js";
+
 /** What went wrong talking to ECS, in the executor's words. */
 export type EcsErrorCode =
   /** ECS asked us to slow down (throttling, request limits). */
@@ -19,22 +21,8 @@ export type EcsErrorCode =
   | "unknown";
 
 /** The one error type of the ECS executor. `cause` keeps the SDK's error for logs. */
-export class EcsError extends Error {
+export class EcsError extends AppError<EcsErrorCode> {
   override readonly name = "EcsError";
-  /** What went wrong, for callers to branch on. */
-  readonly code: EcsErrorCode;
-  /** True when the same call may succeed if tried again later. */
-  readonly retryable: boolean;
-
-  constructor(
-    code: EcsErrorCode,
-    message: string,
-    options: { retryable?: boolean; cause?: unknown } = {},
-  ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.retryable = options.retryable ?? false;
-  }
 }
 
 /** ECS exception names (the SDK's `error.name`) and what they mean to the executor. */

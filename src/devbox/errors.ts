@@ -1,3 +1,5 @@
+import { AppError } from "../errors/app-error.js";
+
 /** What went wrong at the DevBox edge, as a stable code callers can branch on. */
 export type DevBoxErrorCode =
   /** The DevBox id was never registered with the hub. */
@@ -23,18 +25,6 @@ export type DevBoxErrorCode =
  * The one error type of `src/devbox/`: a `code` to branch on, whether retrying may help, and the
  * underlying cause. Messages are for people; never classify by them.
  */
-export class DevBoxError extends Error {
+export class DevBoxError extends AppError<DevBoxErrorCode> {
   override readonly name = "DevBoxError";
-  readonly code: DevBoxErrorCode;
-  readonly retryable: boolean;
-
-  constructor(
-    code: DevBoxErrorCode,
-    message: string,
-    options: { retryable?: boolean; cause?: unknown } = {},
-  ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.retryable = options.retryable ?? false;
-  }
 }

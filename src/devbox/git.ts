@@ -1,3 +1,4 @@
+import { AppError } from "../errors/app-error.js";
 import { OutputTail } from "./output-tail.js";
 import { runProcess } from "./process-runner.js";
 
@@ -37,12 +38,12 @@ export function tokenCredentials(token: string): Record<string, string> {
 }
 
 /** A git step that failed, with the exit code of the step. */
-export class GitStepError extends Error {
+export class GitStepError extends AppError<"git-step-failed"> {
   override readonly name = "GitStepError";
   readonly exitCode: number;
 
   constructor(step: string, exitCode: number) {
-    super(`git ${step} exited with ${exitCode}`);
+    super("git-step-failed", `git ${step} exited with ${exitCode}`);
     this.exitCode = exitCode;
   }
 }

@@ -4,6 +4,9 @@
  * asks again before it expires (the entrypoint refreshes every 25 minutes; tokens live an hour).
  */
 
+import { AppError } from "../errors/app-error.js";
+import { toGitHubError } from "../github/errors.js";
+
 /** A token a DevBox may use with git, and when GitHub expires it (ISO 8601). */
 export interface RepoToken {
   token: string;
@@ -36,16 +39,12 @@ export type RepoTokenErrorCode =
   /** GitHub failed or throttled; try later. */
   | "unavailable";
 
-/** The one error type of token minting: GitHub's answer mapped once, by HTTP status. */
-export class RepoTokenError extends Error {
+/** The one error type of token minting: GitHub's answer as the GitHub adapter maps it. */
+export class RepoTokenError extends AppError<RepoTokenErrorCode> {
   override readonly name = "RepoTokenError";
-  readonly code: RepoTokenErrorCode;
-  readonly retryable: boolean;
 
   constructor(code: RepoTokenErrorCode, message: string, options: { cause?: unknown } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.retryable = code === "unavailable";
+    super(code, message, { ...options, retryable: code === "unavailable" });
   }
 }
 
@@ -84,20 +83,17 @@ export async function createRepoToken(
 }
 
 function toRepoTokenError(error: unknown, repo: string): RepoTokenError {
-  const status =
-    typeof error === "object" && error !== null
-      ? (error as { status?: unknown }).status
-      : undefined;
-  const detail = error instanceof Error ? error.message : String(error);
+  const github = toGitHubError(`cannot mint a token for ${repo}`, error);
+  // A 422 here names a repository the installation does not include.
   const code: RepoTokenErrorCode =
-    status === 404 || status === 422
+    github.code === "not_found" || github.status === 422
       ? "not_found"
-      : status === 401 || status === 403
+      : github.code === "forbidden"
         ? "access_denied"
-        : typeof status === "number" && status >= 400 && status < 500 && status !== 429
+        : github.code === "invalid_request"
           ? "invalid_request"
           : "unavailable";
-  return new RepoTokenError(code, `cannot mint a token for ${repo}: ${detail}`, { cause: error });
+  return new RepoTokenError(code, github.message, { cause: error });
 }
 
 /** How {@link RepoTokens} is set up. */

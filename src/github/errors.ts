@@ -1,4 +1,5 @@
-import { StoreError } from "../store/store-error.js";
+import { AppError } from "../errors/app-error.js";
+
 /** What went wrong talking to GitHub, in the app's words. */
 export type GitHubErrorCode =
   /** The resource does not exist, or the app cannot see it. */
@@ -12,18 +13,9 @@ export type GitHubErrorCode =
   /** GitHub could not be reached or failed on its side (network, 5xx). */
   | "unavailable";
 
-/** May the same work succeed if tried again later (a GitHub or store error that says so)? */
-export function isRetryable(error: unknown): boolean {
-  return (error instanceof GitHubAppError || error instanceof StoreError) && error.retryable;
-}
-
 /** The one error type the GitHub adapter throws. `cause` keeps Octokit's error for logs. */
-export class GitHubAppError extends Error {
+export class GitHubAppError extends AppError<GitHubErrorCode> {
   override readonly name = "GitHubAppError";
-  /** What went wrong, for callers to branch on. */
-  readonly code: GitHubErrorCode;
-  /** True when the same call may succeed if tried again later. */
-  readonly retryable: boolean;
   /** The HTTP status, when GitHub answered. */
   readonly status: number | undefined;
 
@@ -32,18 +24,20 @@ export class GitHubAppError extends Error {
     message: string,
     options: { retryable?: boolean; cause?: unknown; status?: number } = {},
   ) {
-    super(message, { cause: options.cause });
-    this.code = code;
-    this.retryable = options.retryable ?? false;
+    super(code, message, options);
     this.status = options.status;
   }
 }
 
-/** Maps an error thrown by an Octokit call (a RequestError carries `status`) once, by status. */
+/**
+ * Maps an error thrown by an Octokit call once, by its HTTP status and response headers (a
+ * RequestError carries `status` and `response.headers`), never by its message.
+ */
 export function toGitHubError(what: string, error: unknown): GitHubAppError {
   if (error instanceof GitHubAppError) return error;
-  const status = (error as { status?: unknown } | undefined)?.status;
-  const code = typeof status === "number" ? codeOf(status) : "unavailable";
+  const status = readField(error, "status");
+  const code =
+    typeof status === "number" ? codeOf(status, headersOf(error)) : ("unavailable" as const);
   const detail = error instanceof Error ? error.message : String(error);
   return new GitHubAppError(code, `${what}: ${detail}`, {
     retryable: code === "unavailable" || code === "rate_limited",
@@ -52,12 +46,34 @@ export function toGitHubError(what: string, error: unknown): GitHubAppError {
   });
 }
 
-function codeOf(status: number): GitHubErrorCode {
+function codeOf(status: number, headers: Record<string, unknown>): GitHubErrorCode {
   if (status === 404) return "not_found";
   if (status === 429) return "rate_limited";
+  if (status === 403 && isRateLimit(headers)) return "rate_limited";
   if (status === 401 || status === 403) return "forbidden";
   if (status >= 500) return "unavailable";
   return "invalid_request";
+}
+
+/**
+ * GitHub answers a rate limit with 403 or 429: a secondary limit says `retry-after`, a spent
+ * primary limit `x-ratelimit-remaining: 0`. A 403 with neither is a refused permission.
+ */
+function isRateLimit(headers: Record<string, unknown>): boolean {
+  return headers["retry-after"] !== undefined || String(headers["x-ratelimit-remaining"]) === "0";
+}
+
+function headersOf(error: unknown): Record<string, unknown> {
+  const headers = readField(readField(error, "response"), "headers");
+  return typeof headers === "object" && headers !== null
+    ? (headers as Record<string, unknown>)
+    : {};
+}
+
+function readField(value: unknown, key: string): unknown {
+  return typeof value === "object" && value !== null
+    ? (value as Record<string, unknown>)[key]
+    : undefined;
 }
 
 /** Runs one GitHub call, mapping its failure to a {@link GitHubAppError}. */

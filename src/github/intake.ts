@@ -1,5 +1,5 @@
+import { isRetryable } from "../errors/app-error.js";
 import type { DeliveryRecord, Store } from "../store/store.js";
-import { isRetryable } from "./errors.js";
 
 /** Turns one recorded delivery into engine events and GitHub calls. */
 export type DeliveryHandler = (delivery: DeliveryRecord) => Promise<void>;

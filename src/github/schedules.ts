@@ -1,7 +1,8 @@
 import { Cron } from "croner";
+import { isRetryable } from "../errors/app-error.js";
 import type { RunDocument } from "../runtime/runtime.js";
 import type { Store, StoredSchedule } from "../store/store.js";
-import { callGitHub, isRetryable } from "./errors.js";
+import { callGitHub } from "./errors.js";
 import { fullName, type GitHub, type RepoRef } from "./github.js";
 import type { Installations } from "./installations.js";
 import { reply } from "./replies.js";

@@ -1,3 +1,5 @@
+import { AppError } from "../errors/app-error.js";
+
 /**
  * What went wrong in the store, in the store's words. Adapters map their SDK's errors to one of
  * these once, so callers decide on `code` and `retryable` and never read message text.
@@ -27,20 +29,6 @@ export type StoreErrorCode =
   | "unknown";
 
 /** The one error type the store throws. `cause` keeps the original error for logs. */
-export class StoreError extends Error {
+export class StoreError extends AppError<StoreErrorCode> {
   override readonly name = "StoreError";
-  /** What went wrong, for callers to branch on. */
-  readonly code: StoreErrorCode;
-  /** True when the same call may succeed if tried again later. */
-  readonly retryable: boolean;
-
-  constructor(
-    code: StoreErrorCode,
-    message: string,
-    options: { retryable?: boolean; cause?: unknown } = {},
-  ) {
-    super(message, { cause: options.cause });
-    this.code = code;
-    this.retryable = options.retryable ?? false;
-  }
 }
