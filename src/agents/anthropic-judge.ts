@@ -1,5 +1,5 @@
 import Anthropic from "@anthropic-ai/sdk";
-import { JudgeError } from "./judge-error.js";
+import { providerError } from "./judge-error.js";
 import type { JudgePrompt } from "./judge-prompt.js";
 import type { JudgeProvider, ProviderReply } from "./provider-judge.js";
 import { VERDICT_TOOL_DESCRIPTION, VERDICT_TOOL_NAME, verdictInputSchema } from "./verdict-tool.js";
@@ -54,15 +54,7 @@ export class AnthropicProvider implements JudgeProvider {
       });
     } catch (error) {
       if (!(error instanceof Anthropic.APIError)) throw error;
-      const status = error.status === undefined ? "no response" : `HTTP ${error.status}`;
-      throw new JudgeError(
-        "provider_error",
-        `anthropic API error (${status}): ${error.message}`,
-        {},
-        {
-          cause: error,
-        },
-      );
+      throw providerError("anthropic", error);
     }
     const call = message.content.find(
       (block) => block.type === "tool_use" && block.name === VERDICT_TOOL_NAME,

@@ -1,5 +1,5 @@
 import OpenAI from "openai";
-import { JudgeError } from "./judge-error.js";
+import { providerError } from "./judge-error.js";
 import type { JudgePrompt } from "./judge-prompt.js";
 import type { JudgeProvider, ProviderReply } from "./provider-judge.js";
 import { VERDICT_TOOL_DESCRIPTION, VERDICT_TOOL_NAME, verdictInputSchema } from "./verdict-tool.js";
@@ -61,15 +61,7 @@ export class OpenAIProvider implements JudgeProvider {
       });
     } catch (error) {
       if (!(error instanceof OpenAI.APIError)) throw error;
-      const status = error.status === undefined ? "no response" : `HTTP ${error.status}`;
-      throw new JudgeError(
-        "provider_error",
-        `openai API error (${status}): ${error.message}`,
-        {},
-        {
-          cause: error,
-        },
-      );
+      throw providerError("openai", error);
     }
     const choice = completion.choices[0];
     const call = choice?.message.tool_calls?.find(

@@ -49,7 +49,10 @@ export class ProviderJudge implements Judge {
         reply = await this.provider.ask(prompt, request.labels, model);
       } catch (error) {
         if (!(error instanceof JudgeError)) throw error;
-        throw new JudgeError(error.code, error.message, spent(answered, usage), { cause: error });
+        throw new JudgeError(error.code, error.message, spent(answered, usage), {
+          cause: error,
+          retryable: error.retryable,
+        });
       }
       answered = reply.model;
       usage = addUsage(usage, reply.usage);

@@ -25,14 +25,27 @@ export class CommandJudge implements Judge {
 
   decide(request: JudgeRequest, context?: JudgeContext): Promise<Verdict> {
     const [program, ...args] = this.argv;
-    if (program === undefined) return Promise.reject(new Error("the judge command is empty"));
+    if (program === undefined) {
+      return Promise.reject(new JudgeError("not_configured", "the judge command is empty"));
+    }
     return new Promise((resolve, reject) => {
       const child = spawn(program, args, { stdio: ["pipe", "pipe", "inherit"] });
       let stdout = "";
       child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-      child.on("error", reject);
+      child.on("error", (error) =>
+        reject(
+          new JudgeError(
+            "command_failed",
+            `the judge command could not run: ${error.message}`,
+            {},
+            { cause: error },
+          ),
+        ),
+      );
       child.on("close", (code) => {
-        if (code !== 0) return reject(new Error(`the judge command exited ${code}`));
+        if (code !== 0) {
+          return reject(new JudgeError("command_failed", `the judge command exited ${code}`));
+        }
         try {
           const verdict = verdictSchema.parse(JSON.parse(stdout));
           resolve({
@@ -43,7 +56,12 @@ export class CommandJudge implements Judge {
           });
         } catch (error) {
           reject(
-            new Error(`the judge command printed no valid verdict: ${(error as Error).message}`),
+            new JudgeError(
+              "invalid_verdict",
+              `the judge command printed no valid verdict: ${(error as Error).message}`,
+              {},
+              { cause: error },
+            ),
           );
         }
       });
