@@ -44,7 +44,7 @@ function controlCommand(
       if (event !== undefined) {
         const delivery = await host.runtime.deliver(runId, event);
         if (!delivery.applied) {
-          io.stderr.write(`clustercode ${name}: ${delivery.refused}\n`);
+          io.stderr.write(`clustercode ${name}: ${delivery.refused.message}\n`);
           return 2;
         }
       }

@@ -160,7 +160,7 @@ export class Answers {
         speaker.gh,
         speaker.repo,
         speaker.issue,
-        `ClusterCode did not apply this to run \`${runId}\`: ${delivery.refused}.`,
+        `ClusterCode did not apply this to run \`${runId}\`: ${delivery.refused.message}.`,
       );
     }
   }

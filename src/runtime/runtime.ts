@@ -3,6 +3,7 @@ import { isFinal } from "../engine/model.js";
 import { createSnapshot, step } from "../engine/step.js";
 import type { EvidenceRecord, Receipt, Store, StoredRun } from "../store/store.js";
 import type { EffectPerformer } from "./effects.js";
+import { RuntimeError } from "./runtime-error.js";
 
 /** What the runtime keeps in the store's snapshot field: the pinned definition and the state. */
 export interface RunDocument {
@@ -16,10 +17,19 @@ export interface LoadedRun {
   document: RunDocument;
 }
 
+/**
+ * Why an event was not applied: `unknown-run` when the run does not exist, `not-applicable`
+ * when the engine refused it (the engine says why in words, which is `message`).
+ */
+export interface Refusal {
+  code: "unknown-run" | "not-applicable";
+  message: string;
+}
+
 /** What happened when an event was offered to a run. */
 export type Delivery =
   | { applied: true; state: RunSnapshot }
-  | { applied: false; state: RunSnapshot | undefined; refused: string };
+  | { applied: false; state: RunSnapshot | undefined; refused: Refusal };
 
 /** Dependencies of the runtime, passed explicitly. */
 export interface RuntimeOptions {
@@ -122,15 +132,18 @@ export class Runtime {
       this.#latest.delete(runId);
       if (stored === undefined) {
         stored = await store.getRun(runId);
-        if (stored === undefined)
-          return { applied: false, state: undefined, refused: `no run ${runId}` };
+        if (stored === undefined) {
+          const refused: Refusal = { code: "unknown-run", message: `no run ${runId}` };
+          return { applied: false, state: undefined, refused };
+        }
         await this.#completeOutbox(stored);
       }
       const document = stored.snapshot as RunDocument;
       const result = step(document.definition, document.state, event);
       if (result.refused !== undefined) {
         this.#latest.set(runId, stored);
-        return { applied: false, state: document.state, refused: result.refused };
+        const refused: Refusal = { code: "not-applicable", message: result.refused };
+        return { applied: false, state: document.state, refused };
       }
       const next: RunDocument = { definition: document.definition, state: result.snapshot };
       const saved: StoredRun = {
@@ -148,7 +161,12 @@ export class Runtime {
       this.#options.onTransition?.(next, result.effects, event);
       return { applied: true, state: result.snapshot };
     }
-    throw new Error(`run ${runId}: gave up after ${MAX_CONFLICTS} write conflicts`);
+    // Retryable: the intake leaves the delivery unprocessed, so its sweep offers the event again.
+    throw new RuntimeError(
+      "write-conflict",
+      `run ${runId}: gave up after ${MAX_CONFLICTS} write conflicts`,
+      { retryable: true },
+    );
   }
 
   async #completeOutbox(stored: StoredRun): Promise<void> {

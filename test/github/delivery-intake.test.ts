@@ -1,8 +1,11 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { DeliveryIntake } from "../../src/github/intake.js";
+import { RuntimeError } from "../../src/runtime/runtime-error.js";
+import { Runtime } from "../../src/runtime/runtime.js";
 import { StoreError } from "../../src/store/store-error.js";
-import type { DeliveryRecord } from "../../src/store/store.js";
+import type { DeliveryRecord, Store, StoredRun } from "../../src/store/store.js";
+import { definitionOf, workflowOf } from "../engine/harness.js";
 import { useTestDynamo } from "../store/dynalite-fixture.js";
 
 const dynamo = useTestDynamo();
@@ -58,6 +61,62 @@ describe("delivery intake", () => {
     expect(await intake.sweep()).toBe(1);
     await intake.idle();
     expect(await store.unprocessedDeliveries()).toEqual([]);
+  });
+
+  it("keeps an /approve whose run stayed contended for the sweep, and applies it then", async () => {
+    const store = await dynamo.newStore();
+    const workflow = workflowOf(
+      "version: 1\nname: gate\non: { label: go }\nnodes:\n  ok: { kind: approval }\n",
+    );
+    const performer = { perform: () => Promise.resolve(null) };
+    const now = () => 1_000_000;
+    await new Runtime({ store, performer, now }).start(definitionOf(workflow), { repo: "a/b" });
+    // Another writer wins every race for the run while `contended` is on: each of this
+    // process's conditional writes finds a newer version.
+    let contended = true;
+    const racing = new Proxy(store, {
+      get(target, name: keyof Store) {
+        if (name !== "saveRun") return (target[name] as () => unknown).bind(target);
+        return async (run: StoredRun) => {
+          const current = contended ? await target.getRun(run.runId) : undefined;
+          if (current !== undefined) {
+            await target.saveRun({ ...current, version: current.version + 1 });
+          }
+          return target.saveRun(run);
+        };
+      },
+    });
+    const runtime = new Runtime({ store: racing, performer, now });
+    const errors: unknown[] = [];
+    const intake = new DeliveryIntake({
+      store,
+      holder: "here",
+      now,
+      staleMs: 0,
+      handle: async () => {
+        await runtime.deliver("r1", {
+          type: "approval.answer",
+          decision: "approved",
+          actor: "bob",
+          at: now(),
+        });
+      },
+      onError: (error) => errors.push(error),
+    });
+    await intake.record("approve", "issue_comment", { comment: { body: "/approve" } });
+    await intake.idle();
+    expect(errors).toEqual([expect.any(RuntimeError)]);
+    expect(errors[0]).toMatchObject({ code: "write-conflict", retryable: true });
+    // Not marked processed: the approval is not lost.
+    expect((await store.unprocessedDeliveries()).map((d) => d.deliveryId)).toEqual(["approve"]);
+    expect((await store.getRun("r1"))?.status).toBe("awaiting_input");
+
+    contended = false;
+    expect(await intake.sweep()).toBe(1);
+    await intake.idle();
+    expect(errors).toHaveLength(1);
+    expect(await store.unprocessedDeliveries()).toEqual([]);
+    expect((await store.getRun("r1"))?.status).toBe("succeeded");
   });
 
   it("marks deliveries that queued up processed in groups, not one request each", async () => {

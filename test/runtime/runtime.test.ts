@@ -116,7 +116,7 @@ describe("runtime", () => {
     ]);
     expect(results.filter((result) => result.applied)).toHaveLength(1);
     expect(results.find((result) => !result.applied)).toMatchObject({
-      refused: "no approval is waiting in this run",
+      refused: { code: "not-applicable", message: "no approval is waiting in this run" },
     });
     await waitFor(async () => (await store.getRun("race"))?.status === "succeeded");
     const evidence = await store.listEvidence("race");
