@@ -1,4 +1,4 @@
-import { isScalar, parseDocument, visit, type Document } from "yaml";
+import { isAlias, isNode, isScalar, parseDocument, visit, type Alias, type Document } from "yaml";
 import type { z } from "zod";
 import { formatPath, sortFindings, type Finding, type PathSegment } from "./finding.js";
 import { WorkflowGraph } from "./graph.js";
@@ -47,11 +47,27 @@ export function parseWorkflow(text: string): ParseResult {
 
   let aliases = 0;
   let firstExtra = 0;
-  visit(document, {
-    Alias: (_key, alias) => {
-      if (++aliases === MAX_ALIASES + 1) firstExtra = alias.range?.[0] ?? 0;
-    },
+  // Anchors in document order, as yaml resolves them: an alias must follow its anchor.
+  const anchors = new Set<string>();
+  let unresolved: Alias | undefined;
+  visit(document, (_key, node) => {
+    if (isAlias(node)) {
+      if (++aliases === MAX_ALIASES + 1) firstExtra = node.range?.[0] ?? 0;
+      if (!anchors.has(node.source)) unresolved ??= node;
+    } else if (isNode(node) && node.anchor !== undefined) {
+      anchors.add(node.anchor);
+    }
   });
+  if (unresolved !== undefined) {
+    return failed([
+      source.findingAt(
+        "yaml",
+        unresolved.range?.[0] ?? 0,
+        "",
+        `the alias *${unresolved.source} has no anchor &${unresolved.source} before it`,
+      ),
+    ]);
+  }
   if (aliases > MAX_ALIASES) {
     return failed([
       source.findingAt(
@@ -68,8 +84,9 @@ export function parseWorkflow(text: string): ParseResult {
     // counts the anchor as a use, so it cannot double as the plain limit on aliases above.
     data = document.toJS({ maxAliasCount: MAX_ALIAS_EXPANSION });
   } catch (error) {
+    // Every alias has its anchor (checked above), so a ReferenceError is yaml's guard.
     const message =
-      error instanceof ReferenceError && /alias/i.test(error.message)
+      error instanceof ReferenceError
         ? "the aliases in this file expand to too much data: write the repeated parts out"
         : `the file cannot be read: ${(error as Error).message}`;
     return failed([source.findingAt("yaml", 0, "", message)]);

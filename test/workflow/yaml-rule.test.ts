@@ -77,6 +77,20 @@ describe("yaml rule", () => {
     expectClean(withAliases(MAX_ALIASES));
   });
 
+  it("refuses an alias whose anchor does not come before it, at the alias", () => {
+    const text = yaml`
+      version: 1
+      name: t
+      on: { label: go }
+      devbox:
+        setup: [*setup, &setup npm ci]
+      nodes:
+        a: { kind: run, run: make }
+    `;
+    const finding = expectOne(text, "yaml", { needle: "*setup" });
+    expect(finding.message).toBe("the alias *setup has no anchor &setup before it");
+  });
+
   it("refuses nested aliases that expand exponentially, with few aliases", () => {
     const levels = ["&a [x, x, x, x, x, x, x, x, x, x]"];
     for (const [index, name] of ["b", "c", "d", "e", "f", "g"].entries()) {
