@@ -1,5 +1,5 @@
 import { deflateRawSync, inflateRawSync } from "node:zlib";
-import type { AttributeValue } from "@aws-sdk/client-dynamodb";
+import { marshall } from "@aws-sdk/util-dynamodb";
 import type {
   DeliveryRecord,
   EvidenceRecord,
@@ -9,10 +9,11 @@ import type {
   StoredSchedule,
   TimerRecord,
 } from "./store.js";
+import { json, reader, toItem, toJson, type Item } from "./dynamo-attributes.js";
 import { StoreError } from "./store-error.js";
 
-/** One DynamoDB item as the low-level client reads and writes it. */
-export type Item = Record<string, AttributeValue>;
+// The attribute helpers the store and its requests use along with the item layouts.
+export { num, readS, type Item } from "./dynamo-attributes.js";
 
 /** Run statuses after which a run leaves the active-runs index. */
 export const FINAL_RUN_STATUSES: ReadonlySet<string> = new Set([
@@ -74,227 +75,168 @@ export function activeRunsPrefix(repo: string): string {
 
 /** The run item: indexed by repository always, and as active while its status is not final. */
 export function encodeRun(run: StoredRun): Item {
-  const item: Item = {
-    ...keyOf.run(run.runId),
-    kind: { S: "run" },
-    runId: { S: run.runId },
-    version: num(requireNatural(run.version, "version")),
-    repo: { S: run.repo },
-    workflow: { S: run.workflow },
-    status: { S: run.status },
-    ...json("snapshot", run.snapshot),
-    outbox: { S: toJson(run.outbox, "outbox") },
-    createdAt: num(run.createdAt),
-    updatedAt: num(run.updatedAt),
-    gsi1pk: { S: INDEX_PARTITIONS.repo(run.repo) },
-    gsi1sk: { S: `${padTime(run.createdAt)}#${run.runId}` },
-  };
-  if (run.issue !== undefined) item.issue = num(requireNatural(run.issue, "issue"));
-  if (!FINAL_RUN_STATUSES.has(run.status)) {
-    item.gsi2pk = { S: INDEX_PARTITIONS.activeRuns };
-    item.gsi2sk = { S: `${activeRunsPrefix(run.repo)}${padTime(run.createdAt)}#${run.runId}` };
-  }
-  return item;
+  const active = !FINAL_RUN_STATUSES.has(run.status);
+  return toItem(keyOf.run(run.runId), {
+    kind: "run",
+    runId: run.runId,
+    version: requireNatural(run.version, "version"),
+    repo: run.repo,
+    workflow: run.workflow,
+    status: run.status,
+    snapshot: json(run.snapshot, "snapshot"),
+    outbox: toJson(run.outbox, "outbox"),
+    createdAt: run.createdAt,
+    updatedAt: run.updatedAt,
+    gsi1pk: INDEX_PARTITIONS.repo(run.repo),
+    gsi1sk: `${padTime(run.createdAt)}#${run.runId}`,
+    issue: run.issue === undefined ? undefined : requireNatural(run.issue, "issue"),
+    gsi2pk: active ? INDEX_PARTITIONS.activeRuns : undefined,
+    gsi2sk: active
+      ? `${activeRunsPrefix(run.repo)}${padTime(run.createdAt)}#${run.runId}`
+      : undefined,
+  });
 }
 
 /** Reads a run item back. */
 export function decodeRun(item: Item): StoredRun {
+  const read = reader(item);
   const run: StoredRun = {
-    runId: readS(item, "runId"),
-    version: readN(item, "version"),
-    repo: readS(item, "repo"),
-    workflow: readS(item, "workflow"),
-    status: readS(item, "status"),
-    snapshot: readJson(item, "snapshot"),
-    outbox: readJson(item, "outbox") as unknown[],
-    createdAt: readN(item, "createdAt"),
-    updatedAt: readN(item, "updatedAt"),
+    runId: read.string("runId"),
+    version: read.number("version"),
+    repo: read.string("repo"),
+    workflow: read.string("workflow"),
+    status: read.string("status"),
+    snapshot: read.json("snapshot"),
+    outbox: read.json("outbox") as unknown[],
+    createdAt: read.number("createdAt"),
+    updatedAt: read.number("updatedAt"),
   };
-  if (item.issue !== undefined) run.issue = readN(item, "issue");
+  if (read.has("issue")) run.issue = read.number("issue");
   return run;
 }
 
 /** A repository's schedules, listed through gsi1. */
 export function encodeSchedules(record: RepositorySchedules): Item {
-  return {
-    ...keyOf.schedules(record.repo),
-    kind: { S: "schedules" },
-    repo: { S: record.repo },
-    defaultBranch: { S: record.defaultBranch },
-    ...json("schedules", record.schedules),
-    gsi1pk: { S: INDEX_PARTITIONS.schedules },
-    gsi1sk: { S: record.repo },
-  };
+  return toItem(keyOf.schedules(record.repo), {
+    kind: "schedules",
+    repo: record.repo,
+    defaultBranch: record.defaultBranch,
+    schedules: json(record.schedules, "schedules"),
+    gsi1pk: INDEX_PARTITIONS.schedules,
+    gsi1sk: record.repo,
+  });
 }
 
 /** Reads a repository's schedules back. */
 export function decodeSchedules(item: Item): RepositorySchedules {
+  const read = reader(item);
   return {
-    repo: readS(item, "repo"),
-    defaultBranch: readS(item, "defaultBranch"),
-    schedules: readJson(item, "schedules") as StoredSchedule[],
+    repo: read.string("repo"),
+    defaultBranch: read.string("defaultBranch"),
+    schedules: read.json("schedules") as StoredSchedule[],
   };
 }
 
 /** An evidence entry under its run, sorted by seq. */
 export function encodeEvidence(record: EvidenceRecord): Item {
-  return {
-    ...keyOf.evidence(record.runId, record.seq),
-    kind: { S: "evidence" },
-    runId: { S: record.runId },
-    seq: num(record.seq),
-    at: num(record.at),
-    ...json("entry", record.entry),
-  };
+  return toItem(keyOf.evidence(record.runId, record.seq), {
+    kind: "evidence",
+    runId: record.runId,
+    seq: record.seq,
+    at: record.at,
+    entry: json(record.entry, "entry"),
+  });
 }
 
 /** Reads an evidence item back. */
 export function decodeEvidence(item: Item): EvidenceRecord {
+  const read = reader(item);
   return {
-    runId: readS(item, "runId"),
-    seq: readN(item, "seq"),
-    at: readN(item, "at"),
-    entry: readJson(item, "entry"),
+    runId: read.string("runId"),
+    seq: read.number("seq"),
+    at: read.number("at"),
+    entry: read.json("entry"),
   };
 }
 
 /** A receipt under its run, keyed by the effect's seq. */
 export function encodeReceipt(receipt: Receipt): Item {
-  return {
-    ...keyOf.receipt(receipt.runId, receipt.seq),
-    kind: { S: "receipt" },
-    runId: { S: receipt.runId },
-    seq: num(receipt.seq),
-    at: num(receipt.at),
-    ...json("result", receipt.result),
-  };
+  return toItem(keyOf.receipt(receipt.runId, receipt.seq), {
+    kind: "receipt",
+    runId: receipt.runId,
+    seq: receipt.seq,
+    at: receipt.at,
+    result: json(receipt.result, "result"),
+  });
 }
 
 /** Reads a receipt item back. */
 export function decodeReceipt(item: Item): Receipt {
+  const read = reader(item);
   return {
-    runId: readS(item, "runId"),
-    seq: readN(item, "seq"),
-    at: readN(item, "at"),
-    result: readJson(item, "result"),
+    runId: read.string("runId"),
+    seq: read.number("seq"),
+    at: read.number("at"),
+    result: read.json("result"),
   };
 }
 
 /** A timer under its run, and in the due-time index (gsi1) ordered by due time. */
 export function encodeTimer(timer: TimerRecord): Item {
-  return {
-    ...keyOf.timer(timer.runId, timer.timerId),
-    kind: { S: "timer" },
-    runId: { S: timer.runId },
-    timerId: { S: timer.timerId },
-    dueAt: num(timer.dueAt),
-    gsi1pk: { S: INDEX_PARTITIONS.timers },
-    gsi1sk: { S: `${padTime(timer.dueAt)}#${timer.runId}#${timer.timerId}` },
-  };
+  return toItem(keyOf.timer(timer.runId, timer.timerId), {
+    kind: "timer",
+    runId: timer.runId,
+    timerId: timer.timerId,
+    dueAt: timer.dueAt,
+    gsi1pk: INDEX_PARTITIONS.timers,
+    gsi1sk: `${padTime(timer.dueAt)}#${timer.runId}#${timer.timerId}`,
+  });
 }
 
 /** Reads a timer item back. */
 export function decodeTimer(item: Item): TimerRecord {
+  const read = reader(item);
   return {
-    runId: readS(item, "runId"),
-    timerId: readS(item, "timerId"),
-    dueAt: readN(item, "dueAt"),
+    runId: read.string("runId"),
+    timerId: read.string("timerId"),
+    dueAt: read.number("dueAt"),
   };
 }
 
 /** A delivery, in the unprocessed index (gsi2) until it is processed. */
 export function encodeDelivery(delivery: DeliveryRecord): Item {
-  const item: Item = {
-    ...keyOf.delivery(delivery.deliveryId),
-    kind: { S: "delivery" },
-    deliveryId: { S: delivery.deliveryId },
-    event: { S: delivery.event },
+  const unprocessed = delivery.processedAt === undefined;
+  return toItem(keyOf.delivery(delivery.deliveryId), {
+    kind: "delivery",
+    deliveryId: delivery.deliveryId,
+    event: delivery.event,
     // Compressed: webhook payloads are verbose JSON (about 12 KB for a comment), and DynamoDB
     // bills writes by the KB; the embedded store also spends its time on bytes.
-    payloadZ: { B: deflateRawSync(toJson(delivery.payload, "payload"), { level: 1 }) },
-    receivedAt: num(delivery.receivedAt),
-  };
-  if (delivery.receivedBy !== undefined) item.receivedBy = { S: delivery.receivedBy };
-  if (delivery.processedAt === undefined) {
-    item.gsi2pk = { S: INDEX_PARTITIONS.unprocessedDeliveries };
-    item.gsi2sk = { S: `${padTime(delivery.receivedAt)}#${delivery.deliveryId}` };
-  } else {
-    item.processedAt = num(delivery.processedAt);
-  }
-  return item;
+    payloadZ: deflateRawSync(toJson(delivery.payload, "payload"), { level: 1 }),
+    receivedAt: delivery.receivedAt,
+    receivedBy: delivery.receivedBy,
+    gsi2pk: unprocessed ? INDEX_PARTITIONS.unprocessedDeliveries : undefined,
+    gsi2sk: unprocessed ? `${padTime(delivery.receivedAt)}#${delivery.deliveryId}` : undefined,
+    processedAt: delivery.processedAt,
+  });
 }
 
 /** Reads a delivery item back. */
 export function decodeDelivery(item: Item): DeliveryRecord {
+  const read = reader(item);
   const record: DeliveryRecord = {
-    deliveryId: readS(item, "deliveryId"),
-    event: readS(item, "event"),
-    payload: readCompressedJson(item, "payloadZ"),
-    receivedAt: readN(item, "receivedAt"),
+    deliveryId: read.string("deliveryId"),
+    event: read.string("event"),
+    payload: JSON.parse(inflateRawSync(read.binary("payloadZ")).toString("utf8")),
+    receivedAt: read.number("receivedAt"),
   };
-  if (item.receivedBy !== undefined) record.receivedBy = readS(item, "receivedBy");
-  if (item.processedAt !== undefined) record.processedAt = readN(item, "processedAt");
+  if (read.has("receivedBy")) record.receivedBy = read.string("receivedBy");
+  if (read.has("processedAt")) record.processedAt = read.number("processedAt");
   return record;
 }
 
-/** A number attribute; DynamoDB numbers are decimal strings. */
-export function num(value: number): AttributeValue {
-  if (!Number.isFinite(value)) {
-    throw new StoreError("invalid_argument", `Cannot store the number ${value}`);
-  }
-  return { N: String(value) };
-}
-
-/** Reads a number attribute. */
-export function readN(item: Item, name: string): number {
-  const value = item[name]?.N;
-  if (value === undefined) throw corrupt(item, name, "number");
-  return Number(value);
-}
-
-/** Reads a string attribute. */
-export function readS(item: Item, name: string): string {
-  const value = item[name]?.S;
-  if (value === undefined) throw corrupt(item, name, "string");
-  return value;
-}
-
-/**
- * JSON as a string attribute; an `undefined` value is left out, so it reads back as undefined
- * instead of being marshalled into something else.
- */
-function json(name: string, value: unknown): Item {
-  return value === undefined ? {} : { [name]: { S: toJson(value, name) } };
-}
-
-function toJson(value: unknown, name: string): string {
-  let text: string | undefined;
-  try {
-    text = JSON.stringify(value);
-  } catch (error) {
-    throw new StoreError("invalid_argument", `The ${name} is not JSON-serialisable`, {
-      cause: error,
-    });
-  }
-  if (text === undefined) {
-    throw new StoreError("invalid_argument", `The ${name} is not JSON-serialisable`);
-  }
-  return text;
-}
-
-function readJson(item: Item, name: string): unknown {
-  const text = item[name]?.S;
-  return text === undefined ? undefined : JSON.parse(text);
-}
-
-function readCompressedJson(item: Item, name: string): unknown {
-  const bytes = item[name]?.B;
-  if (bytes === undefined) throw corrupt(item, name, "binary");
-  return JSON.parse(inflateRawSync(bytes).toString("utf8"));
-}
-
 function key(pk: string, sk: string): Item {
-  return { pk: { S: pk }, sk: { S: sk } };
+  return marshall({ pk, sk });
 }
 
 function requireNatural(value: number, what: string): number {
@@ -305,9 +247,4 @@ function requireNatural(value: number, what: string): number {
     );
   }
   return value;
-}
-
-function corrupt(item: Item, name: string, type: string): StoreError {
-  const where = `${item.pk?.S ?? "?"}/${item.sk?.S ?? "?"}`;
-  return new StoreError("unknown", `Stored item ${where} has no ${type} attribute "${name}"`);
 }
