@@ -190,6 +190,12 @@ const admission = z
     },
   );
 
+const tokenPath = (what: string) =>
+  z
+    .string()
+    .min(1)
+    .describe(`Dotted path to the number of ${what} in the JSON the engine prints last.`);
+
 const engine = z
   .strictObject({
     command: z
@@ -209,6 +215,16 @@ const engine = z
       })
       .optional()
       .describe("Where the engine reports what a turn cost."),
+    usage: z
+      .strictObject({
+        input_tokens: tokenPath("input tokens (cached ones included)"),
+        output_tokens: tokenPath("output tokens"),
+        cached_input_tokens: tokenPath("input tokens served from a prompt cache").optional(),
+      })
+      .optional()
+      .describe(
+        "Where the engine reports a turn's tokens; without cost, the turn is priced from them and the node's model.",
+      ),
   })
   .describe("An agent CLI the workflow's nodes can use.");
 
