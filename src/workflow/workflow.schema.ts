@@ -190,6 +190,10 @@ const admission = z
     },
   );
 
+/** `{env:NAME}` naming what looks like a credential (…_KEY, …_TOKEN, …SECRET…, …PASSWORD…). */
+const CREDENTIAL_IN_ARGV =
+  /\{env:[A-Za-z0-9_]*(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)[A-Za-z0-9_]*\}/i;
+
 const tokenPath = (what: string) =>
   z
     .string()
@@ -205,6 +209,10 @@ const engine = z
       .refine((argv) => argv.some((arg) => arg.includes("{prompt_file}")), {
         error:
           'an engine command must pass the prompt as a file: put "{prompt_file}" in one argument',
+      })
+      .refine((argv) => !argv.some((arg) => CREDENTIAL_IN_ARGV.test(arg)), {
+        error:
+          "an engine command must not put a key into argv, where other processes can read it: {env:…} is for endpoints; let the CLI read its key from the environment",
       }),
     cost: z
       .strictObject({

@@ -82,19 +82,3 @@ describe("budget-without-cost", () => {
     expect(findingsOf(text, "budget-without-cost")).toHaveLength(1);
   });
 });
-
-describe("engines.<name>.usage", () => {
-  it("refuses a usage mapping without output_tokens, naming the field", () => {
-    const text = loop(
-      "aider",
-      "max_daily_cost_usd: 20",
-      'engines:\n  aider: { command: [aider, "{prompt_file}"], usage: { input_tokens: tokens.in } }\n',
-    );
-    const result = validate(text);
-    expect(result.ok).toBe(false);
-    expect(result.findings.map((f) => [f.rule, f.path])).toContainEqual([
-      "schema",
-      "engines.aider.usage.output_tokens",
-    ]);
-  });
-});
