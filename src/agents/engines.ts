@@ -1,20 +1,27 @@
-import type { RunDefinition } from "../engine/model.js";
+import type { EngineCommand, RunDefinition } from "../engine/model.js";
 import type { Workflow } from "../workflow/workflow.schema.js";
+import { estimateCostUsd } from "./prices.js";
 
 /** What the engine's agent is told; the task itself is in the prompt file. */
 const INSTRUCTION = "Read the task in the file {prompt_file} and carry it out in this repository.";
 
+/** The model provider the built-in `codex` engine configures (Codex's own needs CODEX_API_KEY). */
+const CODEX_PROVIDER = "clustercode-openai";
+
 /**
  * The built-in agent CLIs as command templates. The prompt is a file the agent is told to read:
  * nothing from an issue is ever spliced into argv. Secrets reach the CLI as environment
- * variables of the DevBox, never through the prompt.
+ * variables of the DevBox, never through the prompt or argv.
  *
  * - `claude`: Claude Code in print mode. `--output-format json` prints one JSON result whose
  *   `total_cost_usd` is the turn's cost and `usage` its tokens. Permissions are skipped because
- *   the DevBox is a disposable container and nobody is there to answer prompts.
+ *   the DevBox is a disposable container and nobody is there to answer prompts. It reads
+ *   `ANTHROPIC_API_KEY` (or a token) and `ANTHROPIC_BASE_URL` itself.
  * - `codex`: `codex exec --json` prints JSON Lines events; the last, `turn.completed`, carries
  *   `usage` (`input_tokens`, `cached_input_tokens`, `output_tokens`). Codex reports no cost, so
- *   none is recorded and cost budgets cannot see it (the validator warns).
+ *   the turn is priced from its usage and model ({@link estimateCostUsd}). Codex ignores
+ *   `OPENAI_BASE_URL` and its built-in provider reads `CODEX_API_KEY`, so the command declares a
+ *   provider that reads `OPENAI_API_KEY` and takes its base URL from `OPENAI_BASE_URL` when set.
  */
 export const BUILT_IN_ENGINE_COMMANDS: RunDefinition["engines"] = {
   claude: {
@@ -30,28 +37,89 @@ export const BUILT_IN_ENGINE_COMMANDS: RunDefinition["engines"] = {
     ],
     costJsonPath: "total_cost_usd",
     usageJsonPath: "usage",
+    credentials: {
+      env: [
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "CLAUDE_CODE_USE_BEDROCK",
+        "CLAUDE_CODE_USE_VERTEX",
+      ],
+      homeFiles: [".claude/.credentials.json"],
+    },
   },
   codex: {
-    command: ["codex", "exec", "--json", "--model", "{model}", "--full-auto", INSTRUCTION],
+    command: [
+      "codex",
+      "exec",
+      "--json",
+      "--model",
+      "{model}",
+      "--sandbox",
+      "workspace-write",
+      "--skip-git-repo-check",
+      "-c",
+      `model_provider=${CODEX_PROVIDER}`,
+      "-c",
+      `model_providers.${CODEX_PROVIDER}={ name = "OpenAI", env_key = "OPENAI_API_KEY", wire_api = "responses", supports_websockets = false }`,
+      "-c",
+      `model_providers.${CODEX_PROVIDER}.base_url={env:OPENAI_BASE_URL}`,
+      INSTRUCTION,
+    ],
     usageJsonPath: "usage",
+    priceFromUsage: true,
+    credentials: { env: ["OPENAI_API_KEY"] },
   },
 };
 
-/** Does engine `name` (built in, or declared in `workflow`) report what its turns cost? */
-export function engineReportsCost(workflow: Pick<Workflow, "engines">, name: string): boolean {
-  const declared = workflow.engines?.[name];
-  if (declared !== undefined) return declared.cost !== undefined;
-  return BUILT_IN_ENGINE_COMMANDS[name]?.costJsonPath !== undefined;
+/** How an engine's turns come to have a cost. */
+export type EngineSpend =
+  /** The CLI prints its cost. */
+  | "reported"
+  /** The CLI prints its token usage, priced from the model price table. */
+  | "priced"
+  /** Neither: its turns count as free. */
+  | "none";
+
+/** Whether a turn of an engine that is priced from its usage on `model` can be priced. */
+export function isPricedModel(model: string | undefined): boolean {
+  return (
+    model !== undefined && estimateCostUsd(model, { inputTokens: 0, outputTokens: 0 }) !== undefined
+  );
 }
 
 /** The engines a run of `workflow` may use: built-ins, overridden by the workflow's own. */
 export function resolveEngines(workflow: Workflow): RunDefinition["engines"] {
-  const engines: Record<string, RunDefinition["engines"][string]> = { ...BUILT_IN_ENGINE_COMMANDS };
+  const engines: Record<string, EngineCommand> = { ...BUILT_IN_ENGINE_COMMANDS };
   for (const [name, engine] of Object.entries(workflow.engines ?? {})) {
-    engines[name] = {
-      command: engine.command,
-      ...(engine.cost === undefined ? {} : { costJsonPath: engine.cost.json_path }),
-    };
+    engines[name] = declaredEngine(engine);
   }
   return engines;
+}
+
+/**
+ * A declared engine as the engine runs it. With `usage` but no `cost`, its turns are priced from
+ * the tokens it reports, as the built-in `codex` is.
+ */
+function declaredEngine(
+  engine: NonNullable<Workflow["engines"]>[string] | undefined,
+): EngineCommand {
+  if (engine === undefined) return { command: [] };
+  const usage = engine.usage;
+  return {
+    command: engine.command,
+    ...(engine.cost === undefined ? {} : { costJsonPath: engine.cost.json_path }),
+    ...(usage === undefined
+      ? {}
+      : {
+          usagePaths: {
+            inputTokens: usage.input_tokens,
+            outputTokens: usage.output_tokens,
+            ...(usage.cached_input_tokens === undefined
+              ? {}
+              : { cachedInputTokens: usage.cached_input_tokens }),
+          },
+          ...(engine.cost === undefined ? { priceFromUsage: true } : {}),
+        }),
+  };
 }

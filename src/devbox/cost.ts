@@ -1,4 +1,5 @@
-import type { TokenUsage } from "../engine/commands.js";
+import { estimateCostUsd } from "../agents/prices.js";
+import type { TokenUsage, UsagePaths } from "../engine/commands.js";
 
 /** Most candidate starts tried when looking for the last JSON object (bounds the work). */
 const MAX_ATTEMPTS = 200;
@@ -46,24 +47,68 @@ export interface AgentSpend {
   missing: string[];
 }
 
-/** Reads cost and token usage from the last JSON object an agent CLI printed on stdout. */
-export function readAgentSpend(
-  stdout: string,
-  paths: { costJsonPath?: string; usageJsonPath?: string },
-): AgentSpend {
+/** Where an agent reports its spend, and whether to price its usage when it reports no cost. */
+export interface SpendReport {
+  costJsonPath?: string;
+  usageJsonPath?: string;
+  usagePaths?: UsagePaths;
+  priceFromUsage?: boolean;
+  model?: string;
+}
+
+/**
+ * Reads cost and token usage from the last JSON object an agent CLI printed on stdout. An agent
+ * that reports tokens but no cost is priced from the model price table when asked to be.
+ */
+export function readAgentSpend(stdout: string, report: SpendReport): AgentSpend {
   const object = findLastJsonObject(stdout) ?? {};
   const spend: AgentSpend = { missing: [] };
-  if (paths.costJsonPath !== undefined) {
-    const costUsd = costAt(object, paths.costJsonPath);
-    if (costUsd === undefined) spend.missing.push(paths.costJsonPath);
+  if (report.costJsonPath !== undefined) {
+    const costUsd = costAt(object, report.costJsonPath);
+    if (costUsd === undefined) spend.missing.push(report.costJsonPath);
     else spend.costUsd = costUsd;
   }
-  if (paths.usageJsonPath !== undefined) {
-    const usage = normalizeUsage(readDottedPath(object, paths.usageJsonPath));
-    if (usage === undefined) spend.missing.push(paths.usageJsonPath);
+  if (report.usageJsonPath !== undefined) {
+    const usage = normalizeUsage(readDottedPath(object, report.usageJsonPath));
+    if (usage === undefined) spend.missing.push(report.usageJsonPath);
     else spend.usage = usage;
   }
+  if (report.usagePaths !== undefined) {
+    const { usage, missing } = usageAt(object, report.usagePaths);
+    spend.missing.push(...missing);
+    if (usage !== undefined) spend.usage = usage;
+  }
+  if (report.priceFromUsage === true && spend.costUsd === undefined && spend.usage !== undefined) {
+    const costUsd =
+      report.model === undefined ? undefined : estimateCostUsd(report.model, spend.usage);
+    if (costUsd !== undefined) spend.costUsd = costUsd;
+  }
   return spend;
+}
+
+/** Token counts at the declared paths, and the paths that held no count. */
+function usageAt(
+  object: Record<string, unknown>,
+  paths: UsagePaths,
+): { usage?: TokenUsage; missing: string[] } {
+  const missing: string[] = [];
+  const count = (path: string | undefined) => {
+    if (path === undefined) return undefined;
+    const value = readDottedPath(object, path);
+    if (typeof value === "number" && Number.isInteger(value) && value >= 0) return value;
+    missing.push(path);
+    return undefined;
+  };
+  const inputTokens = count(paths.inputTokens);
+  const outputTokens = count(paths.outputTokens);
+  const cached = count(paths.cachedInputTokens);
+  if (inputTokens === undefined || outputTokens === undefined) return { missing };
+  const usage: TokenUsage = {
+    inputTokens,
+    outputTokens,
+    ...(cached === undefined || cached === 0 ? {} : { cachedInputTokens: cached }),
+  };
+  return { usage, missing };
 }
 
 /**

@@ -25,6 +25,8 @@ export interface LocalExecutorOptions {
   cliPath?: string;
   /** How long `stop` waits after SIGTERM before SIGKILL; default 5000 ms. */
   graceMs?: number;
+  /** The user id DevBoxes run as (they run as this process); default `process.getuid()`. */
+  uid?: number;
 }
 
 /** Where one local DevBox keeps its files. The checkout is a subdirectory so that `git add -A`
@@ -223,6 +225,7 @@ export class LocalExecutor implements DevBoxExecutor {
     }
     return {
       ...env,
+      ...(this.#runsAsRoot() ? { IS_SANDBOX: "1" } : {}),
       ...request.env,
       [AGENT_ENV.token]: request.token,
       [AGENT_ENV.runId]: request.runId,
@@ -234,6 +237,15 @@ export class LocalExecutor implements DevBoxExecutor {
         ? {}
         : { [AGENT_ENV.gitTokenFromApi]: "1" }),
     };
+  }
+
+  /**
+   * Claude Code refuses `--dangerously-skip-permissions` as root unless told it runs in a
+   * sandbox. A runtime running as root is a container or a CI machine, whose DevBoxes are as
+   * disposable as an ECS task's, so they say so with Claude Code's `IS_SANDBOX=1`.
+   */
+  #runsAsRoot(): boolean {
+    return (this.#options.uid ?? process.getuid?.()) === 0;
   }
 
   /** The pid in the DevBox's pid file when that process is alive and is our agent for that id. */

@@ -91,6 +91,20 @@ const devBoxCommandSchema = z.discriminatedUnion("type", [
     model: z.string().exactOptional(),
     costJsonPath: z.string().min(1).exactOptional(),
     usageJsonPath: z.string().min(1).exactOptional(),
+    usagePaths: z
+      .object({
+        inputTokens: z.string().min(1),
+        outputTokens: z.string().min(1),
+        cachedInputTokens: z.string().min(1).exactOptional(),
+      })
+      .exactOptional(),
+    priceFromUsage: z.boolean().exactOptional(),
+    credentials: z
+      .object({
+        env: z.array(z.string().min(1)),
+        homeFiles: z.array(z.string().min(1)).exactOptional(),
+      })
+      .exactOptional(),
   }),
   z.object({ type: z.literal("checkpoint"), message: z.string().min(1) }),
 ]);
@@ -116,6 +130,7 @@ export const commandResultSchema = z.object({
       cachedInputTokens: z.number().int().nonnegative().exactOptional(),
     })
     .exactOptional(),
+  refused: z.string().exactOptional(),
   sha: z.string().exactOptional(),
   interrupted: z.boolean().exactOptional(),
 }) satisfies z.ZodType<CommandResult>;

@@ -6,6 +6,7 @@ import type {
   DevBoxCommand,
   TokenUsage,
 } from "../engine/commands.js";
+import { MISSING_CREDENTIALS_EXIT, missingCredentials } from "./agent-credentials.js";
 import { readAgentSpend } from "./cost.js";
 import { checkpoint, GitStepError, type GitContext } from "./git.js";
 import { OutputTail } from "./output-tail.js";
@@ -63,6 +64,7 @@ export async function executeCommand(
     exitCode: outcome.exitCode,
     output: context.mask?.(output.text(), { cut: output.truncated }) ?? output.text(),
     durationMs: Date.now() - started,
+    ...(outcome.refused === undefined ? {} : { refused: outcome.refused }),
     ...(outcome.costUsd === undefined ? {} : { costUsd: outcome.costUsd }),
     ...(outcome.usage === undefined ? {} : { usage: outcome.usage }),
     ...(outcome.sha === undefined ? {} : { sha: outcome.sha }),
@@ -71,6 +73,7 @@ export async function executeCommand(
 
 interface KindOutcome {
   exitCode: number;
+  refused?: string;
   costUsd?: number;
   usage?: TokenUsage;
   sha?: string;
@@ -100,7 +103,12 @@ async function runKind(
     case "agent": {
       const promptFile = join(dir, "agent-prompt.md");
       await writeFile(promptFile, command.prompt, { mode: 0o600 });
-      const [file = "", ...args] = substitute(command.argv, promptFile, command.model);
+      const [file = "", ...args] = substitute(command.argv, promptFile, command.model, context.env);
+      const refused = missingCredentials(file, command.credentials, context.env);
+      if (refused !== undefined) {
+        output.push(`clustercode: ${refused}\n`);
+        return { exitCode: MISSING_CREDENTIALS_EXIT, refused };
+      }
       const stdout = new OutputTail(STDOUT_LIMIT_BYTES);
       const { exitCode } = await runProcess({ ...common, file, args, stdout });
       const { missing, ...spend } = readAgentSpend(stdout.text(), command);
@@ -130,20 +138,33 @@ async function runKind(
 }
 
 /**
- * The agent's argv with `{prompt_file}` and `{model}` replaced. Without a model, an argument that
- * is exactly `{model}` goes together with the option before it (`--model {model}`), and one that
- * contains it (`--model={model}`) goes alone, so the CLI falls back to its default model.
+ * The agent's argv with `{prompt_file}`, `{model}` and `{env:NAME}` (variable NAME of the
+ * command's environment) replaced. Without a value (no model, NAME unset or empty), an argument
+ * that holds the placeholder is left out, and so is the option before it unless the argument is
+ * itself an option: `--model {model}` and `-c key={env:NAME}` go as pairs, `--model={model}`
+ * alone, so the CLI falls back to its default.
  */
-export function substitute(argv: readonly string[], promptFile: string, model?: string): string[] {
+export function substitute(
+  argv: readonly string[],
+  promptFile: string,
+  model?: string,
+  env: Readonly<Record<string, string>> = {},
+): string[] {
   const result: string[] = [];
   for (const arg of argv) {
-    if (model === undefined && arg.includes("{model}")) {
-      if (arg === "{model}" && result.length > 1 && result.at(-1)?.startsWith("-") === true) {
+    let missing = model === undefined && arg.includes("{model}");
+    const value = arg.replaceAll(/\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
+      const found = env[name] ?? "";
+      if (found === "") missing = true;
+      return found;
+    });
+    if (missing) {
+      if (!arg.startsWith("-") && result.length > 1 && result.at(-1)?.startsWith("-") === true) {
         result.pop();
       }
       continue;
     }
-    result.push(arg.replaceAll("{prompt_file}", promptFile).replaceAll("{model}", model ?? ""));
+    result.push(value.replaceAll("{prompt_file}", promptFile).replaceAll("{model}", model ?? ""));
   }
   return result;
 }

@@ -18,9 +18,31 @@ export type DevBoxCommand =
       costJsonPath?: string;
       /** Dotted path to the token usage object in the JSON the agent prints last. */
       usageJsonPath?: string;
+      /** Dotted paths to each token count in the JSON the agent prints last. */
+      usagePaths?: UsagePaths;
+      /** Price the reported usage on `model` when the agent reports no cost. */
+      priceFromUsage?: boolean;
+      /** What must be in the DevBox for the agent to authenticate; checked before it starts. */
+      credentials?: EngineCredentials;
     }
   /** Commit every change and push the branch; the result carries the commit SHA. */
   | { type: "checkpoint"; message: string };
+
+/** Dotted paths to an agent's token counts in the JSON it prints last. */
+export interface UsagePaths {
+  inputTokens: string;
+  outputTokens: string;
+  cachedInputTokens?: string;
+}
+
+/**
+ * How an agent CLI authenticates: one of `env` set (non-empty) in the DevBox's environment, or
+ * one of `homeFiles` (relative to HOME) present, such as a login the CLI stored.
+ */
+export interface EngineCredentials {
+  env: string[];
+  homeFiles?: string[];
+}
 
 /** A command addressed to one DevBox under its idempotency key. */
 export interface CommandRequest {
@@ -42,6 +64,11 @@ export interface CommandResult {
   costUsd?: number;
   /** Tokens the agent reported using, when it did. */
   usage?: TokenUsage;
+  /**
+   * Why the DevBox did not start the command at all (an agent without credentials); the node's
+   * failure reason.
+   */
+  refused?: string;
   /** The commit a checkpoint made or found. */
   sha?: string;
   /**

@@ -1,6 +1,13 @@
 import type { RemovedText } from "../agents/clean-text.js";
 import type { Workflow } from "../workflow/workflow.schema.js";
-import type { CommandRequest, CommandResult, DevBoxSpec, TokenUsage } from "./commands.js";
+import type {
+  CommandRequest,
+  CommandResult,
+  DevBoxSpec,
+  EngineCredentials,
+  TokenUsage,
+  UsagePaths,
+} from "./commands.js";
 
 /** Where a run is in its life. */
 export type RunStatus =
@@ -50,6 +57,12 @@ export interface EngineCommand {
   costJsonPath?: string;
   /** Dotted path to the token usage object in the JSON the CLI prints last. */
   usageJsonPath?: string;
+  /** Dotted paths to each token count in the JSON the CLI prints last. */
+  usagePaths?: UsagePaths;
+  /** Price the reported usage from the model price table when the CLI reports no cost. */
+  priceFromUsage?: boolean;
+  /** The environment variables (or login files) one of which the CLI needs to authenticate. */
+  credentials?: EngineCredentials;
 }
 
 /** One visit of the token to a node, in order. */

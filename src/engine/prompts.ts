@@ -23,6 +23,9 @@ export function agentCommand(
     ...(agent.model === undefined ? {} : { model: agent.model }),
     ...(engine.costJsonPath === undefined ? {} : { costJsonPath: engine.costJsonPath }),
     ...(engine.usageJsonPath === undefined ? {} : { usageJsonPath: engine.usageJsonPath }),
+    ...(engine.usagePaths === undefined ? {} : { usagePaths: engine.usagePaths }),
+    ...(engine.priceFromUsage === true ? { priceFromUsage: true } : {}),
+    ...(engine.credentials === undefined ? {} : { credentials: engine.credentials }),
   };
 }
 

@@ -259,5 +259,6 @@ function agentTurnOf(t: Transition): { engine: string; model?: string | undefine
 }
 
 function exitReason(result: CommandResult): string | undefined {
-  return result.exitCode === 0 ? undefined : `exit code ${result.exitCode}`;
+  if (result.exitCode === 0) return undefined;
+  return result.refused ?? `exit code ${result.exitCode}`;
 }

@@ -1,4 +1,4 @@
-import { BUILT_IN_ENGINE_COMMANDS } from "../agents/engines.js";
+import { BUILT_IN_ENGINE_COMMANDS, isPricedModel, type EngineSpend } from "../agents/engines.js";
 import type { Finding } from "./finding.js";
 import type { RuleContext } from "./graph-rules.js";
 
@@ -11,32 +11,52 @@ const record = (value: unknown): Record<string, unknown> | undefined =>
 
 /**
  * `budget-without-cost` (warning): a loop's cost budget (`max_cost_per_iteration_usd`,
- * `max_daily_cost_usd`) whose agent engine reports no cost (a declared engine without
- * `cost.json_path`, or the built-in `codex`): its turns count as free, so the budget never stops
- * the loop. The run's `budget.max_cost_usd` is not flagged: it also counts judges and other
- * nodes, and a mixed workflow is common.
+ * `max_daily_cost_usd`) that cannot see what its agent spends, so it never stops the loop: the
+ * engine reports no cost (a declared engine with neither `cost` nor `usage`), or its turns are
+ * priced from their tokens (the built-in `codex`, a declared engine with `usage` only) and the
+ * node's model is missing or has no known price. The run's `budget.max_cost_usd` is not flagged:
+ * it also counts judges and other nodes, and a mixed workflow is common.
  */
 export function budgetWithoutCost({ graph, source, data }: RuleContext): Finding[] {
   const declared = record(data.engines) ?? {};
-  const silent = (engine: unknown): engine is string => {
-    if (typeof engine !== "string") return false;
-    if (Object.hasOwn(declared, engine))
-      return record(record(declared[engine])?.cost) === undefined;
+  const spendOf = (engine: string): EngineSpend | undefined => {
+    if (Object.hasOwn(declared, engine)) {
+      const fields = record(declared[engine]);
+      if (record(fields?.cost) !== undefined) return "reported";
+      return record(fields?.usage) === undefined ? "none" : "priced";
+    }
     const builtIn = BUILT_IN_ENGINE_COMMANDS[engine];
-    return builtIn !== undefined && builtIn.costJsonPath === undefined;
+    if (builtIn === undefined) return undefined;
+    if (builtIn.costJsonPath !== undefined) return "reported";
+    return builtIn.priceFromUsage === true ? "priced" : "none";
   };
-  const fix = (engine: string) =>
-    Object.hasOwn(declared, engine)
-      ? `add cost: { json_path: … } to engines.${engine} if it prints its cost as JSON`
-      : `use an engine that reports cost (claude), or rely on max_iterations and wall_clock`;
+  /** Why `engine` on `model` cannot be costed, or undefined when it can. */
+  const blind = (engine: string, model: unknown): string | undefined => {
+    const spend = spendOf(engine);
+    if (spend === "none") {
+      const fix = Object.hasOwn(declared, engine)
+        ? `add cost: { json_path: … } or usage: { input_tokens: …, output_tokens: … } to engines.${engine} if it prints them as JSON`
+        : `use an engine that reports cost (claude), or rely on max_iterations and wall_clock`;
+      return `engine ${engine} reports no cost, so its turns count as free; ${fix}`;
+    }
+    if (spend !== "priced") return undefined;
+    if (typeof model !== "string") {
+      return `engine ${engine} is priced from its tokens and the node's model, and no model is set; set agent.model to a model with a known price`;
+    }
+    if (isPricedModel(model)) return undefined;
+    return `engine ${engine} is priced from its tokens and the model, and model ${model} has no known price, so its turns count as free; use a priced model or rely on max_iterations and wall_clock`;
+  };
   const findings: Finding[] = [];
   for (const node of graph.nodes.values()) {
-    const engine = record(node.fields.agent)?.engine;
+    const agent = record(node.fields.agent);
+    const engine = agent?.engine;
     const budget = record(node.fields.budget);
-    if (node.kind !== "loop" || budget === undefined || !silent(engine)) continue;
+    if (node.kind !== "loop" || budget === undefined || typeof engine !== "string") continue;
+    const why = blind(engine, agent?.model);
+    if (why === undefined) continue;
     for (const field of LOOP_BUDGETS) {
       if (budget[field] === undefined) continue;
-      const message = `${field} on loop ${node.id} cannot stop it: engine ${engine} reports no cost, so its turns count as free; ${fix(engine)}`;
+      const message = `${field} on loop ${node.id} cannot stop it: ${why}`;
       findings.push(
         source.finding("budget-without-cost", ["nodes", node.id, "budget", field], message, {
           severity: "warning",

@@ -25,6 +25,7 @@ export const RULE_IDS = [
   "secret-literal",
   "no-give-up-branch",
   "budget-without-cost",
+  "engine-without-key",
 ] as const;
 
 /** A validator rule id. */

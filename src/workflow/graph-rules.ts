@@ -1,4 +1,5 @@
 import { budgetWithoutCost } from "./budget-rule.js";
+import { engineWithoutKey } from "./engine-key-rule.js";
 import { parseDuration, DURATION_PATTERN } from "./duration.js";
 import type { Finding } from "./finding.js";
 import {
@@ -363,4 +364,5 @@ export const GRAPH_RULES: readonly Rule[] = [
   unknownEngine,
   noGiveUpBranch,
   budgetWithoutCost,
+  engineWithoutKey,
 ];

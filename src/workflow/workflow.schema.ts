@@ -190,6 +190,16 @@ const admission = z
     },
   );
 
+/** `{env:NAME}` naming what looks like a credential (…_KEY, …_TOKEN, …SECRET…, …PASSWORD…). */
+const CREDENTIAL_IN_ARGV =
+  /\{env:[A-Za-z0-9_]*(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)[A-Za-z0-9_]*\}/i;
+
+const tokenPath = (what: string) =>
+  z
+    .string()
+    .min(1)
+    .describe(`Dotted path to the number of ${what} in the JSON the engine prints last.`);
+
 const engine = z
   .strictObject({
     command: z
@@ -199,6 +209,10 @@ const engine = z
       .refine((argv) => argv.some((arg) => arg.includes("{prompt_file}")), {
         error:
           'an engine command must pass the prompt as a file: put "{prompt_file}" in one argument',
+      })
+      .refine((argv) => !argv.some((arg) => CREDENTIAL_IN_ARGV.test(arg)), {
+        error:
+          "an engine command must not put a key into argv, where other processes can read it: {env:…} is for endpoints; let the CLI read its key from the environment",
       }),
     cost: z
       .strictObject({
@@ -209,6 +223,16 @@ const engine = z
       })
       .optional()
       .describe("Where the engine reports what a turn cost."),
+    usage: z
+      .strictObject({
+        input_tokens: tokenPath("input tokens (cached ones included)"),
+        output_tokens: tokenPath("output tokens"),
+        cached_input_tokens: tokenPath("input tokens served from a prompt cache").optional(),
+      })
+      .optional()
+      .describe(
+        "Where the engine reports a turn's tokens; without cost, the turn is priced from them and the node's model.",
+      ),
   })
   .describe("An agent CLI the workflow's nodes can use.");
 

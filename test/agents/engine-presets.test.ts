@@ -19,7 +19,11 @@ afterEach(async () => {
 });
 
 /** Runs a built-in preset's argv with its program replaced by the scripted fake CLI. */
-async function runPreset(name: "claude" | "codex", env: Record<string, string> = {}) {
+async function runPreset(
+  name: "claude" | "codex",
+  env: Record<string, string> = {},
+  model = "some-model",
+) {
   const preset = BUILT_IN_ENGINE_COMMANDS[name];
   if (preset === undefined) throw new Error(name);
   const definition = definitionOf(
@@ -31,12 +35,12 @@ async function runPreset(name: "claude" | "codex", env: Record<string, string> =
       },
     },
   );
-  const command = agentCommand(definition, { engine: name, model: "some-model" }, "Fix the bug.\n");
+  const command = agentCommand(definition, { engine: name, model }, "Fix the bug.\n");
   const result = await executeCommand(
     { commandId: "c1", command, files: { brief: definition.brief } },
     {
       cwd: dir,
-      env: { PATH: process.env.PATH ?? "", ...env },
+      env: { PATH: process.env.PATH ?? "", ANTHROPIC_API_KEY: "k", OPENAI_API_KEY: "k", ...env },
       tmpRoot: dir,
       branch: "clustercode/1-r1",
       signal: new AbortController().signal,
@@ -65,15 +69,24 @@ describe("built-in engines on a scripted fake CLI", () => {
     );
   });
 
-  it("codex: tokens from turn.completed, and no cost because Codex reports none", async () => {
-    const { result } = await runPreset("codex");
+  it("codex: tokens from turn.completed, priced from the model price table", async () => {
+    const { result, argv } = await runPreset("codex", {}, "gpt-5-mini");
     expect(result.exitCode).toBe(0);
-    expect(result.costUsd).toBeUndefined();
     expect(result.usage).toEqual({
       inputTokens: 24763,
       outputTokens: 122,
       cachedInputTokens: 24448,
     });
+    // 315 fresh × $0.25 + 24,448 cached × $0.025 + 122 out × $2, per million tokens.
+    expect(result.costUsd).toBe(0.000934);
+    expect(argv).toEqual(expect.arrayContaining(["--sandbox", "workspace-write"]));
+    expect(argv).not.toContain("--full-auto");
+  });
+
+  it("codex on a model without a known price records tokens and no cost", async () => {
+    const { result } = await runPreset("codex", {}, "my-finetune");
+    expect(result.usage?.outputTokens).toBe(122);
+    expect(result.costUsd).toBeUndefined();
   });
 
   it("reports the exit status of a failed turn, still with its cost", async () => {
@@ -99,5 +112,46 @@ nodes:
     });
     expect(engines.codex).toEqual({ command: ["my-codex", "{prompt_file}"] });
     expect(engines.claude).toBe(BUILT_IN_ENGINE_COMMANDS.claude);
+  });
+
+  it("a declared engine's usage mapping reads each count, and without cost prices them", async () => {
+    const workflow = workflowOf(`version: 1
+name: t
+on: { label: go }
+engines:
+  aider: { command: [aider, "{prompt_file}"], usage: { input_tokens: tokens.in, output_tokens: tokens.out, cached_input_tokens: tokens.cached } }
+nodes:
+  a: { kind: run, agent: { engine: aider, model: gpt-4.1 }, prompt: Go }
+`);
+    const engine = resolveEngines(workflow).aider;
+    expect(engine).toEqual({
+      command: ["aider", "{prompt_file}"],
+      usagePaths: {
+        inputTokens: "tokens.in",
+        outputTokens: "tokens.out",
+        cachedInputTokens: "tokens.cached",
+      },
+      priceFromUsage: true,
+    });
+    const script = `console.log(JSON.stringify({ tokens: { in: 3000, out: 100, cached: 1000 } }))`;
+    const definition = definitionOf(workflow, {
+      engines: {
+        aider: { ...engine!, command: [process.execPath, "-e", script, "{prompt_file}"] },
+      },
+    });
+    const command = agentCommand(definition, { engine: "aider", model: "gpt-4.1" }, "Go\n");
+    const result = await executeCommand(
+      { commandId: "c1", command },
+      {
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? "" },
+        tmpRoot: dir,
+        branch: "b",
+        signal: new AbortController().signal,
+      },
+    );
+    expect(result.usage).toEqual({ inputTokens: 3000, outputTokens: 100, cachedInputTokens: 1000 });
+    // 2,000 fresh × $2 + 1,000 cached × $0.5 + 100 out × $8, per million tokens.
+    expect(result.costUsd).toBe(0.0053);
   });
 });

@@ -3,7 +3,12 @@ import { rm } from "node:fs/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import { LIFECYCLE, runCli, tempDir } from "./helpers.js";
 
-const VALID = readFileSync(LIFECYCLE, "utf8");
+const AS_SHIPPED = readFileSync(LIFECYCLE, "utf8");
+// The lifecycle with its engines' keys listed, so that it has no finding at all.
+const VALID = AS_SHIPPED.replace(
+  "secrets: [NPM_TOKEN]",
+  "secrets: [NPM_TOKEN, ANTHROPIC_API_KEY, OPENAI_API_KEY]",
+);
 const WARNING_ONLY = `version: 1
 name: retry
 on: { label: go }
@@ -59,6 +64,18 @@ describe("clustercode validate", () => {
       "retry.yml:9:5  warning  after 2 traversals of this back-edge the run fails with back-edge-exhausted: add { from: check, to: escalated, label: exhausted } to give up deliberately  [no-give-up-branch]\n",
     );
     expect(result.stderr).toBe("1 file checked: 0 errors, 1 warning\n");
+  });
+
+  it("warns once per built-in engine whose key devbox.secrets does not list, naming the key", async () => {
+    const cwd = await workspace({ "flow.yml": AS_SHIPPED });
+    const result = await runCli(["validate", "flow.yml"], { cwd });
+    expect(result.code).toBe(0);
+    expect(result.stdout.split("\n")).toEqual([
+      "flow.yml:18:22  warning  engine claude needs ANTHROPIC_API_KEY (or one of ANTHROPIC_AUTH_TOKEN, CLAUDE_CODE_OAUTH_TOKEN, CLAUDE_CODE_USE_BEDROCK, CLAUDE_CODE_USE_VERTEX) in the DevBox, and devbox.secrets lists none: add ANTHROPIC_API_KEY to devbox.secrets, or its turns fail before the agent starts  [engine-without-key]",
+      "flow.yml:25:19  warning  engine codex needs OPENAI_API_KEY in the DevBox, and devbox.secrets lists none: add OPENAI_API_KEY to devbox.secrets, or its turns fail before the agent starts  [engine-without-key]",
+      "",
+    ]);
+    expect(result.stderr).toBe("1 file checked: 0 errors, 2 warnings\n");
   });
 
   it("exits 1 on errors, one line per finding in file order", async () => {

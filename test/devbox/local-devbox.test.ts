@@ -219,6 +219,32 @@ console.log(JSON.stringify({ type: "result", usage: { cost_usd: 0.42, input_toke
     expect(existsSync(marker)).toBe(false);
   });
 
+  it.each([
+    [0, "1"],
+    [1000, "unset"],
+  ])(
+    "tells Claude Code its DevBox is a sandbox (IS_SANDBOX) only when it runs as root: uid %i gives %s",
+    async (uid, expected) => {
+      world = new World();
+      const executor = new LocalExecutor({
+        stateDir: world.stateDir,
+        graceMs: 2000,
+        uid,
+        env: { ...process.env, CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200", IS_SANDBOX: "" },
+      });
+      try {
+        await world.start(`sandbox-${uid}`, {}, executor);
+        const result = await world.run(`sandbox-${uid}`, {
+          commandId: "c1",
+          command: { type: "script", script: 'echo "IS_SANDBOX=${IS_SANDBOX:-unset}"' },
+        });
+        expect(result.output).toBe(`IS_SANDBOX=${expected}\n`);
+      } finally {
+        await executor.stopAll();
+      }
+    },
+  );
+
   it("reports setup failures as a failed ready, with the output", async () => {
     world = new World();
     const ready = await world.start("run7-box2", { setup: ["echo about to fail", "exit 3"] });

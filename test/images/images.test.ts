@@ -77,6 +77,26 @@ describe("Dockerfiles", () => {
     );
   });
 
+  it("the DevBox image pins the agent CLIs at the versions package.json pins (and the contract tests run)", () => {
+    const pinned = (JSON.parse(read("package.json")) as { devDependencies: Record<string, string> })
+      .devDependencies;
+    const defaults = new Map(
+      find(finalStage("images/devbox/Dockerfile"), "ARG").map((arg) => {
+        const [name = "", value = ""] = (argsOf(arg)[0] ?? "").split("=");
+        return [name, value] as const;
+      }),
+    );
+    for (const [arg, pkg] of [
+      ["CLAUDE_CODE_VERSION", "@anthropic-ai/claude-code"],
+      ["CODEX_VERSION", "@openai/codex"],
+    ] as const) {
+      expect(pinned[pkg], `${pkg} must be an exact version in devDependencies`).toMatch(
+        /^\d+\.\d+\.\d+$/,
+      );
+      expect(defaults.get(arg), `ARG ${arg} in images/devbox/Dockerfile`).toBe(pinned[pkg]);
+    }
+  });
+
   it("keeps the build context small", () => {
     const ignored = read(".dockerignore").split("\n");
     for (const entry of ["node_modules", "dist", ".git", "infra", "test"]) {

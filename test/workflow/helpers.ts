@@ -16,9 +16,13 @@ export function yaml(strings: TemplateStringsArray, ...values: unknown[]): strin
     .replace(/\s*$/, "\n");
 }
 
-/** A small valid header followed by `nodes` and `edges` sections. */
+/**
+ * A small valid header followed by `nodes` and `edges` sections. The DevBox lists the built-in
+ * engines' keys, so that only a test about them sees `engine-without-key`.
+ */
 export function workflow(nodes: string, edges = ""): string {
-  const header = "version: 1\nname: t\non:\n  label: go\n";
+  const header =
+    "version: 1\nname: t\non:\n  label: go\ndevbox: { secrets: [ANTHROPIC_API_KEY, OPENAI_API_KEY] }\n";
   return `${header}nodes:\n${indent(nodes)}${edges === "" ? "" : `edges:\n${indent(edges)}`}`;
 }
 

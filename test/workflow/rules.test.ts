@@ -261,14 +261,35 @@ const CASES: Record<RuleId, RuleCase> = {
   },
   "budget-without-cost": {
     triggers: workflow(
-      "fix: { kind: loop, goal: Fix it, agent: { engine: codex, model: gpt-5 }, gates: [{ name: t, run: make test }], budget: { max_iterations: 3, max_daily_cost_usd: 20 } }",
+      "fix: { kind: loop, goal: Fix it, agent: { engine: codex, model: gpt-9 }, gates: [{ name: t, run: make test }], budget: { max_iterations: 3, max_daily_cost_usd: 20 } }",
     ),
     where: { needle: "20 }" },
-    fix: /engine codex reports no cost.*use an engine that reports cost/,
+    fix: /model gpt-9 has no known price.*use a priced model or rely on max_iterations/,
     severity: "warning",
     nearMiss: workflow(
       "fix: { kind: loop, goal: Fix it, agent: { engine: claude, model: claude-sonnet-4-5 }, gates: [{ name: t, run: make test }], budget: { max_iterations: 3, max_daily_cost_usd: 20 } }",
     ),
+  },
+  "engine-without-key": {
+    triggers: yaml`
+      version: 1
+      name: t
+      on: { label: go }
+      devbox: { secrets: [NPM_TOKEN] }
+      nodes:
+        a: { kind: run, prompt: Do it., agent: { engine: codex, model: gpt-5 } }
+    `,
+    where: { needle: "codex" },
+    fix: /engine codex needs OPENAI_API_KEY in the DevBox.*add OPENAI_API_KEY to devbox.secrets/,
+    severity: "warning",
+    nearMiss: yaml`
+      version: 1
+      name: t
+      on: { label: go }
+      devbox: { secrets: [NPM_TOKEN, OPENAI_API_KEY] }
+      nodes:
+        a: { kind: run, prompt: Do it., agent: { engine: codex, model: gpt-5 } }
+    `,
   },
 };
 
