@@ -22,6 +22,16 @@ const control =
 
 /** Every subcommand, one entry each, in the order the overview lists them. */
 export const COMMANDS: Record<string, CommandEntry> = {
+  init: {
+    synopsis: "init",
+    summary: "write a first .clustercode/workflow.yml (runs offline, no API key)",
+    help: `Usage: clustercode init
+
+Writes .clustercode/workflow.yml at the root of the current git repository: a run node, a loop
+with a command gate and an approval, using only commands and a stand-in shell agent. Refuses to
+overwrite an existing workflow (exit 4).`,
+    load: async () => (await import("./init-command.js")).default,
+  },
   validate: {
     synopsis: "validate [FILE...]",
     summary: "check workflows",
