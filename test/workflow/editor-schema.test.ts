@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -38,6 +39,20 @@ describe("the JSON Schema in yaml-language-server", () => {
       expect(diagnostics).toEqual([]);
     },
   );
+
+  it("finds the schema through the README's modeline into node_modules", async () => {
+    const project = mkdtempSync(join(tmpdir(), "clustercode-editor-"));
+    mkdirSync(join(project, "node_modules"));
+    symlinkSync(ROOT, join(project, "node_modules/clustercode-workflows"));
+    const modeline =
+      "# yaml-language-server: $schema=../node_modules/clustercode-workflows/workflows-schema/workflow.schema.json";
+    const text = `${modeline}\nversion: 1\nname: demo\non: { command: true }\nnodes:\n  a: { kind: rnu, run: "true" }\n`;
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    expect(readme).toContain(modeline);
+    const file = pathToFileURL(join(project, ".clustercode/workflow.yml")).href;
+    const found = (await client.diagnose(file, text)).map((diagnostic) => diagnostic.message);
+    expect(found).toEqual([expect.stringContaining('"approval"')]);
+  });
 
   it("answers a kind typo with the five kinds", async () => {
     const found = await messages(workflow("  build:\n    kind: rnu\n    run: npm test\n"));
