@@ -1,25 +1,35 @@
-import type { RunEvent } from "../engine/model.js";
+import { isFinal, type RunEvent, type RunSnapshot } from "../engine/model.js";
 import { LocalHost } from "../runtime/local-host.js";
-import { formatOption, parseOptions, UsageError, type Command, type CommandIo } from "./command.js";
+import {
+  EXIT,
+  formatOption,
+  NothingToDoError,
+  parseOptions,
+  UsageError,
+  type Command,
+  type CommandIo,
+} from "./command.js";
 import {
   finish,
   progressPrinter,
-  resolveStateDir,
   RUN_FORMATS,
   runIdArgument,
+  usableStateDir,
 } from "./run-output.js";
 
 type Values = Record<string, string | boolean | undefined>;
 
 /**
  * A command that picks a run up in this process (its DevBoxes and timers), optionally offers it
- * an event, and drives it until it finishes or waits on people again.
+ * an event, and drives it until it finishes or waits on people again. No such run, or an event
+ * the run refuses, is "nothing to do" (exit 4); `succeeded` says which end state is exit 0 for
+ * this command (the run's own success unless told otherwise).
  */
 function controlCommand(
-  name: string,
   usage: string,
   options: Record<string, { type: "string" }>,
   eventOf?: (values: Values, rest: string[], io: CommandIo, at: number) => RunEvent,
+  succeeded: (state: RunSnapshot) => boolean = (state) => state.status === "succeeded",
 ): Command {
   return async (args, io) => {
     const { values, positionals } = parseOptions(args, {
@@ -30,27 +40,30 @@ function controlCommand(
     const format = formatOption(values.format, RUN_FORMATS);
     const runId = runIdArgument(positionals, usage);
     const event = eventOf?.(values, positionals.slice(1), io, Date.now());
+    const stateDir = await usableStateDir(values["state-dir"], io.env);
     const host = await LocalHost.open({
-      stateDir: resolveStateDir(values["state-dir"], io.env),
+      stateDir,
       env: io.env,
       onTransition: progressPrinter(io, format),
     });
     try {
       const state = await host.resume(runId);
-      if (state === undefined) {
-        io.stderr.write(`clustercode ${name}: no run ${runId} in this state directory\n`);
-        return 2;
+      if (state === undefined) throw new NothingToDoError(`no run ${runId} in ${stateDir}`);
+      if (event === undefined && isFinal(state.status)) {
+        const retry = state.status === "failed" ? ` (clustercode retry ${runId} re-enters it)` : "";
+        throw new NothingToDoError(
+          `run ${runId} has already ended (${state.status}): nothing to resume${retry}`,
+        );
       }
       if (event !== undefined) {
         const delivery = await host.runtime.deliver(runId, event);
-        if (!delivery.applied) {
-          io.stderr.write(`clustercode ${name}: ${delivery.refused.message}\n`);
-          return 2;
-        }
+        if (!delivery.applied) throw new NothingToDoError(`run ${runId}: ${delivery.refused.message}`);
       }
       if (state.status === "queued")
         await host.deliver(runId, { type: "run.start", at: Date.now() });
-      return finish(io, await host.settled(runId), format);
+      const settled = await host.settled(runId);
+      const code = finish(io, settled, format);
+      return succeeded(settled) ? EXIT.ok : code;
     } finally {
       await host.close();
     }
@@ -66,13 +79,12 @@ function note(values: Values): { note?: string } {
 }
 
 /** `clustercode resume RUN`. */
-export const resume = controlCommand("resume", "usage: clustercode resume RUN", {});
+export const resume = controlCommand("usage: clustercode resume RUN", {});
 
 /** `clustercode approve|reject RUN [--node N] [--as NAME] [--note TEXT]`: answers an approval. */
 function answer(decision: "approved" | "rejected"): Command {
   const name = decision === "approved" ? "approve" : "reject";
   return controlCommand(
-    name,
     `usage: clustercode ${name} RUN [--node N] [--as NAME] [--note TEXT]`,
     { node: { type: "string" }, as: { type: "string" }, note: { type: "string" } },
     (values, _rest, io, at) => ({
@@ -94,7 +106,6 @@ export const reject = answer("rejected");
 
 /** `clustercode retry RUN [--as NAME]`. */
 export const retry = controlCommand(
-  "retry",
   "usage: clustercode retry RUN",
   { as: { type: "string" } },
   (values, _rest, io, at) => ({
@@ -104,9 +115,8 @@ export const retry = controlCommand(
   }),
 );
 
-/** `clustercode cancel RUN [--as NAME]`. */
+/** `clustercode cancel RUN [--as NAME]`: exit 0 once the run is cancelled. */
 export const cancel = controlCommand(
-  "cancel",
   "usage: clustercode cancel RUN",
   { as: { type: "string" } },
   (values, _rest, io, at) => ({
@@ -114,11 +124,11 @@ export const cancel = controlCommand(
     actor: actor(values, io),
     at,
   }),
+  (state) => state.status === "cancelled",
 );
 
 /** `clustercode resolve RUN succeeded|failed [--as NAME] [--note TEXT]`. */
 export const resolveRun = controlCommand(
-  "resolve",
   "usage: clustercode resolve RUN succeeded|failed",
   { as: { type: "string" }, note: { type: "string" } },
   (values, rest, io, at) => {

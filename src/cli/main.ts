@@ -3,44 +3,30 @@
  * The `clustercode` command. Each subcommand is imported only when it runs, so `validate` and
  * `graph` start without loading Probot or the AWS SDK.
  */
-import { UsageError, type Command } from "./command.js";
+import { readFileSync } from "node:fs";
+import { StoreError } from "../store/store-error.js";
+import { closeMatch } from "../workflow/edit-distance.js";
+import { COMMANDS } from "./command-table.js";
+import { CliError, EXIT, UsageError } from "./command.js";
 
-const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {
-  validate: () => import("./validate-command.js"),
-  graph: () => import("./graph-command.js"),
-  devbox: () => import("./devbox-command.js"),
-  run: () => import("./run-command.js"),
-  resume: async () => ({ default: (await import("./control-commands.js")).resume }),
-  approve: async () => ({ default: (await import("./control-commands.js")).approve }),
-  reject: async () => ({ default: (await import("./control-commands.js")).reject }),
-  retry: async () => ({ default: (await import("./control-commands.js")).retry }),
-  cancel: async () => ({ default: (await import("./control-commands.js")).cancel }),
-  resolve: async () => ({ default: (await import("./control-commands.js")).resolveRun }),
-  status: async () => ({ default: (await import("./status-command.js")).status }),
-  log: async () => ({ default: (await import("./status-command.js")).log }),
-};
+const VERSION = (
+  JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+    version: string;
+  }
+).version;
 
 const HELP = `Usage: clustercode <command> [options]
 
 Commands:
-  validate [FILE...]   check workflows (default: .clustercode/workflow.yml and
-                       .clustercode/workflows/*.yml); --format human|json|github
-  graph FILE           print a workflow as a Mermaid flowchart
-  run FILE             run a workflow locally [--repo DIR] [--brief TEXT|--brief-file F]
-  status [RUN]         where a run (or every run of --repo) stands
-  log RUN              the run's evidence log
-  approve RUN          answer its approval [--node N] [--as NAME] [--note TEXT]
-  reject RUN           reject its approval [--node N] [--as NAME] [--note REASON]
-  resume RUN           continue a run whose process stopped; fires due timers
-  retry RUN            re-enter a failed run (or a lost node) with a new attempt
-  cancel RUN           stop the run and its DevBoxes
-  resolve RUN succeeded|failed   answer a lost, non-idempotent node
-  devbox               the DevBox agent (started by executors)
+${Object.values(COMMANDS)
+  .map((entry) => `  ${entry.synopsis.padEnd(30)} ${entry.summary}`)
+  .join("\n")}
 
-Run commands take --state-dir D (else CLUSTERCODE_STATE_DIR, else
-$XDG_STATE_HOME/clustercode) and --format human|json.
+Run 'clustercode <command> --help' for a command's options; 'clustercode --version' for the
+version.
 
-Exit codes: 0 ok or run succeeded; 1 findings, or run failed, cancelled or\nescalated; 2 usage or I/O error; 3 run awaiting input.
+Exit codes: 0 ok; 1 run failed, cancelled or escalated (validate: errors); 2 usage error;
+3 run waits on people; 4 nothing to do (no such run, run already ended, answer refused).
 `;
 
 // The AWS SDK warns on every start that it will want Node 22 from 2027; our engines field says so.
@@ -51,18 +37,37 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
+/** `--help` or `-h` anywhere before a `--`, as gh and git read it. */
+function asksForHelp(args: string[]): boolean {
+  const end = args.indexOf("--");
+  return (end < 0 ? args : args.slice(0, end)).some((arg) => arg === "--help" || arg === "-h");
+}
+
 async function main(argv: string[]): Promise<number> {
   const [name, ...args] = argv;
+  if (name === "--version" || name === "-v" || name === "version") {
+    process.stdout.write(`clustercode ${VERSION}\n`);
+    return EXIT.ok;
+  }
   if (name === undefined || name === "help" || name === "--help" || name === "-h") {
-    process.stdout.write(HELP);
-    return name === undefined ? 2 : 0;
+    const entry = name === "help" && args[0] !== undefined ? COMMANDS[args[0]] : undefined;
+    process.stdout.write(entry === undefined ? HELP : `${entry.help}\n`);
+    return name === undefined ? EXIT.usage : EXIT.ok;
   }
-  const load = COMMANDS[name];
-  if (load === undefined) {
-    process.stderr.write(`clustercode: unknown command "${name}"\n\n${HELP}`);
-    return 2;
+  const entry = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (entry === undefined) {
+    const close = closeMatch(name, Object.keys(COMMANDS));
+    const hint = close === undefined ? "." : `: did you mean "${close}"?`;
+    process.stderr.write(
+      `clustercode: unknown command "${name}"${hint} See 'clustercode --help'.\n`,
+    );
+    return EXIT.usage;
   }
-  const command = (await load()).default;
+  if (asksForHelp(args)) {
+    process.stdout.write(`${entry.help}\n`);
+    return EXIT.ok;
+  }
+  const command = await entry.load();
   try {
     return await command(args, {
       stdout: process.stdout,
@@ -71,12 +76,26 @@ async function main(argv: string[]): Promise<number> {
       env: process.env,
     });
   } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`clustercode ${name}: ${error.message}\n`);
-      return 2;
-    }
-    throw error;
+    return report(name, error);
   }
+}
+
+/** One line on stderr for what stopped a command, and its exit code; stacks only on request. */
+function report(name: string, error: unknown): number {
+  const line = (message: string) => process.stderr.write(`clustercode ${name}: ${message}\n`);
+  if (error instanceof CliError) {
+    const help = error instanceof UsageError && error.pointToHelp;
+    line(help ? `${error.message} (see 'clustercode ${name} --help')` : error.message);
+    return EXIT[error.code];
+  }
+  if (error instanceof StoreError && error.code === "state_dir_locked") {
+    line(`${error.message}: wait for it to finish, or use another --state-dir`);
+    return EXIT.nothingToDo;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  line(`${message.split("\n")[0]} (CLUSTERCODE_DEBUG=1 shows the stack)`);
+  if (process.env.CLUSTERCODE_DEBUG) process.stderr.write(`${String((error as Error).stack)}\n`);
+  return EXIT.notOk;
 }
 
 const code = await main(process.argv.slice(2));

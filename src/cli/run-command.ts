@@ -6,16 +6,25 @@ import { cleanIssueText } from "../agents/clean-text.js";
 import { resolveEngines } from "../agents/engines.js";
 import { LocalHost } from "../runtime/local-host.js";
 import { parseWorkflow } from "../workflow/parse.js";
-import { formatOption, parseOptions, readInput, UsageError, type Command } from "./command.js";
-import { finish, progressPrinter, resolveStateDir, RUN_FORMATS } from "./run-output.js";
+import {
+  formatOption,
+  parseOptions,
+  readInput,
+  UsageError,
+  type Command,
+  type CommandIo,
+} from "./command.js";
+import { discoverWorkflows, findGitRoot } from "./find-workflows.js";
+import { finish, progressPrinter, RUN_FORMATS, usableStateDir } from "./run-output.js";
 import { renderReports } from "./validate-command.js";
 
 const git = promisify(execFile);
 
 /**
- * `clustercode run FILE [--repo DIR] [--brief TEXT|--brief-file F] [--state-dir D]
- * [--format json]`: runs a workflow locally, with DevBoxes as child processes working in fresh
- * clones of the repository; the run branch is pushed back to it.
+ * `clustercode run [FILE] [--repo DIR] [--brief TEXT|--brief-file F] [--state-dir D]
+ * [--format json]`: runs a workflow (by default the repository's `.clustercode/workflow.yml`)
+ * locally, with DevBoxes as child processes working in fresh clones of the repository (by
+ * default the one the current directory is in); the run branch is pushed back to it.
  */
 const run: Command = async (args, io) => {
   const { values, positionals } = parseOptions(args, {
@@ -27,9 +36,8 @@ const run: Command = async (args, io) => {
     as: { type: "string" },
   });
   const format = formatOption(values.format, RUN_FORMATS);
-  const [file, ...rest] = positionals;
-  if (file === undefined || rest.length > 0)
-    throw new UsageError("usage: clustercode run FILE [--repo DIR] [--brief TEXT]");
+  if (positionals.length > 1) throw new UsageError("give one workflow file", { pointToHelp: true });
+  const file = positionals[0] ?? (await defaultWorkflow(io));
   if (values.brief !== undefined && values["brief-file"] !== undefined) {
     throw new UsageError("give --brief or --brief-file, not both");
   }
@@ -39,7 +47,7 @@ const run: Command = async (args, io) => {
     io.stderr.write(renderReports([{ file, valid: false, findings: parsed.findings }], "human"));
     return 2;
   }
-  const repo = resolve(io.cwd, values.repo ?? ".");
+  const repo = resolve(io.cwd, values.repo ?? (await findGitRoot(io.cwd)) ?? ".");
   const baseBranch = await currentBranch(repo);
   const brief =
     values["brief-file"] !== undefined
@@ -49,7 +57,7 @@ const run: Command = async (args, io) => {
   const cleaned = cleanIssueText(brief);
   const runId = `r${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
   const host = await LocalHost.open({
-    stateDir: resolveStateDir(values["state-dir"], io.env),
+    stateDir: await usableStateDir(values["state-dir"], io.env),
     env: io.env,
     onTransition: progressPrinter(io, format),
   });
@@ -75,7 +83,34 @@ const run: Command = async (args, io) => {
 };
 export default run;
 
+/** The workflow `run` takes when none is named: the repository's only one. */
+async function defaultWorkflow(io: CommandIo): Promise<string> {
+  const found = await discoverWorkflows(io.cwd);
+  if (found.length === 1 && found[0] !== undefined) return found[0];
+  if (found.length === 0) {
+    throw new UsageError(
+      "no workflow found: pass a file, or run inside a repository with .clustercode/workflow.yml (clustercode init writes one)",
+    );
+  }
+  throw new UsageError(
+    `this repository has ${found.length} workflows: name one (${found.join(", ")})`,
+  );
+}
+
 async function currentBranch(repo: string): Promise<string> {
+  const commits = await git("git", ["-C", repo, "rev-parse", "--verify", "--quiet", "HEAD"]).then(
+    () => true,
+    () => false,
+  );
+  const inside = await git("git", ["-C", repo, "rev-parse", "--git-dir"]).then(
+    () => true,
+    () => false,
+  );
+  if (inside && !commits) {
+    throw new UsageError(
+      `${repo} has no commits yet: a run starts from a commit (git add -A && git commit -m "first commit")`,
+    );
+  }
   try {
     const { stdout } = await git("git", ["-C", repo, "rev-parse", "--abbrev-ref", "HEAD"]);
     const branch = stdout.trim();

@@ -1,8 +1,10 @@
+import { constants } from "node:fs";
+import { access, mkdir } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Effect, EvidenceEntry, RunSnapshot } from "../engine/model.js";
 import type { RunDocument } from "../runtime/runtime.js";
-import { UsageError, type CommandIo } from "./command.js";
+import { describeFsError, EXIT, UsageError, type CommandIo } from "./command.js";
 
 /** Output formats of the run commands. */
 export const RUN_FORMATS = ["human", "json"] as const;
@@ -18,11 +20,32 @@ export function resolveStateDir(option: string | undefined, env: NodeJS.ProcessE
   return resolve(base, "clustercode");
 }
 
+/**
+ * The state directory as {@link resolveStateDir} finds it, created when missing; a directory
+ * that cannot be used is a one-line usage error naming it, not a raw system error.
+ */
+export async function usableStateDir(
+  option: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<string> {
+  const dir = resolveStateDir(option, env);
+  try {
+    await mkdir(dir, { recursive: true });
+    await access(dir, constants.W_OK | constants.X_OK);
+    return dir;
+  } catch (error) {
+    throw new UsageError(
+      `cannot use the state directory ${dir}: ${describeFsError(error)} (choose another with --state-dir or CLUSTERCODE_STATE_DIR)`,
+      { cause: error },
+    );
+  }
+}
+
 /** The exit code for where a run stands: 0 succeeded, 3 awaiting input, 1 otherwise. */
 export function exitCodeOf(state: RunSnapshot): number {
-  if (state.status === "succeeded") return 0;
-  if (state.status === "awaiting_input") return 3;
-  return 1;
+  if (state.status === "succeeded") return EXIT.ok;
+  if (state.status === "awaiting_input") return EXIT.awaiting;
+  return EXIT.notOk;
 }
 
 /** The machine-readable summary of a run: the last line of stdout with `--format json`. */
@@ -84,7 +107,7 @@ export function describeEvidence(entry: EvidenceEntry): string | undefined {
     case "decision.evaluated":
       return `  ◆ ${e.evaluator}: ${e.verdict ?? e.error}${e.reasoning === undefined ? "" : ` (${e.reasoning})`}`;
     case "node.finished":
-      return `■ ${e.node}: ${e.outcome}${e.to === undefined ? "" : ` → ${e.to}`}${e.reason === undefined ? "" : ` (${e.reason})`}`;
+      return `■ ${e.node}: ${e.outcome}${e.to === undefined ? "" : ` → ${e.to}`}${reasonNote(e.reason)}`;
     case "approval.requested":
       return `⏸ ${e.node} waits for approval${e.message === undefined ? "" : `: ${e.message}`}`;
     case "approval.answered":
@@ -92,10 +115,27 @@ export function describeEvidence(entry: EvidenceEntry): string | undefined {
     case "attempt.lost":
       return `  ⚠ attempt ${e.attempt ?? ""} lost: ${e.reason}`;
     case "run.finished":
-      return `● run ${e.status}${e.reason === undefined ? "" : `: ${e.reason}`}`;
+      return `● run ${e.status}${reasonNote(e.reason)}`;
     default:
       return undefined;
   }
+}
+
+/** Lines of a multi-line reason (a failed setup's output) shown under it, the last ones. */
+export const REASON_TAIL_LINES = 20;
+
+/**
+ * A reason after what it explains: its first line in parentheses, and the output that follows
+ * it (a failed `devbox.setup` command's) as indented lines, the last {@link REASON_TAIL_LINES}.
+ */
+export function reasonNote(reason: string | number | undefined): string {
+  if (reason === undefined) return "";
+  const [first = "", ...rest] = String(reason).trimEnd().split("\n");
+  if (rest.length === 0) return ` (${first})`;
+  const shown = rest.slice(-REASON_TAIL_LINES);
+  const skipped = rest.length - shown.length;
+  const more = skipped === 0 ? [] : [`  │ … ${skipped} earlier lines (--format json has them all)`];
+  return ` (${first})\n${[...more, ...shown.map((line) => `  │ ${line}`)].join("\n")}`;
 }
 
 function firstLine(text: string): string {
@@ -120,9 +160,7 @@ export function finish(
   if (format === "json") {
     io.stdout.write(`${JSON.stringify(summarize(state))}\n`);
   } else {
-    io.stdout.write(
-      `run ${state.runId}: ${state.status}${state.reason === undefined ? "" : ` (${state.reason})`}\n`,
-    );
+    io.stdout.write(`run ${state.runId}: ${state.status}${reasonNote(state.reason)}\n`);
     io.stdout.write(`branch: ${state.branch}\n`);
     if (state.awaiting?.kind === "approval") {
       io.stdout.write(

@@ -2,23 +2,30 @@ import { resolve } from "node:path";
 import { openStore } from "../store/embedded.js";
 import type { Store } from "../store/store.js";
 import type { RunDocument } from "../runtime/runtime.js";
-import { formatOption, parseOptions, type Command, type CommandIo } from "./command.js";
+import {
+  formatOption,
+  NothingToDoError,
+  parseOptions,
+  type Command,
+  type CommandIo,
+} from "./command.js";
 import {
   describeEvidence,
-  resolveStateDir,
   RUN_FORMATS,
   runIdArgument,
   summarize,
+  usableStateDir,
 } from "./run-output.js";
 
 async function withStore<T>(
   stateDir: string | undefined,
   io: CommandIo,
-  use: (store: Store) => Promise<T>,
+  use: (store: Store, stateDir: string) => Promise<T>,
 ): Promise<T> {
-  const opened = await openStore({ stateDir: resolveStateDir(stateDir, io.env), env: io.env });
+  const dir = await usableStateDir(stateDir, io.env);
+  const opened = await openStore({ stateDir: dir, env: io.env });
   try {
-    return await use(opened.store);
+    return await use(opened.store, dir);
   } finally {
     await opened.close();
   }
@@ -32,15 +39,14 @@ export const status: Command = async (args, io) => {
     format: { type: "string" },
   });
   const format = formatOption(values.format, RUN_FORMATS);
-  return withStore(values["state-dir"], io, async (store) => {
+  return withStore(values["state-dir"], io, async (store, stateDir) => {
     const [runId] = positionals;
     const runs =
       runId === undefined
         ? await store.listRuns(resolve(io.cwd, values.repo ?? "."), { limit: 50 })
         : [await store.getRun(runId)].filter((run) => run !== undefined);
     if (runId !== undefined && runs.length === 0) {
-      io.stderr.write(`clustercode status: no run ${runId} in this state directory\n`);
-      return 2;
+      throw new NothingToDoError(`no run ${runId} in ${stateDir}`);
     }
     const states = runs.map((run) => (run.snapshot as RunDocument).state);
     if (format === "json") {
@@ -73,10 +79,9 @@ export const log: Command = async (args, io) => {
   });
   const format = formatOption(values.format, RUN_FORMATS);
   const runId = runIdArgument(positionals, "usage: clustercode log RUN");
-  return withStore(values["state-dir"], io, async (store) => {
+  return withStore(values["state-dir"], io, async (store, stateDir) => {
     if ((await store.getRun(runId)) === undefined) {
-      io.stderr.write(`clustercode log: no run ${runId} in this state directory\n`);
-      return 2;
+      throw new NothingToDoError(`no run ${runId} in ${stateDir}`);
     }
     for (const record of await store.listEvidence(runId)) {
       if (format === "json") {

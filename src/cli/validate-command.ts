@@ -1,8 +1,7 @@
-import { readdir, readFile } from "node:fs/promises";
-import { join, relative } from "node:path";
 import type { Finding } from "../workflow/finding.js";
 import { parseWorkflow } from "../workflow/parse.js";
 import { formatOption, parseOptions, readInput, UsageError, type Command } from "./command.js";
+import { discoverWorkflows } from "./find-workflows.js";
 
 /** The result of validating one file. */
 export interface FileReport {
@@ -20,7 +19,7 @@ const validate: Command = async (args, io) => {
   const files = positionals.length > 0 ? positionals : await discoverWorkflows(io.cwd);
   if (files.length === 0) {
     throw new UsageError(
-      "no workflow found: pass a file, or run where .clustercode/workflow.yml exists",
+      "no workflow found: pass a file, or run inside a repository with .clustercode/workflow.yml (clustercode init writes one)",
     );
   }
   const reports: FileReport[] = [];
@@ -34,25 +33,6 @@ const validate: Command = async (args, io) => {
   return reports.every((report) => report.valid) ? 0 : 1;
 };
 export default validate;
-
-/** `.clustercode/workflow.yml` and `.clustercode/workflows/*.yml` under `cwd`, as relative paths. */
-export async function discoverWorkflows(cwd: string): Promise<string[]> {
-  const found: string[] = [];
-  const main = join(cwd, ".clustercode", "workflow.yml");
-  if (
-    await readFile(main).then(
-      () => true,
-      () => false,
-    )
-  )
-    found.push(relative(cwd, main));
-  const entries = await readdir(join(cwd, ".clustercode", "workflows")).catch(() => [] as string[]);
-  for (const entry of entries.sort()) {
-    if (entry.endsWith(".yml") || entry.endsWith(".yaml"))
-      found.push(join(".clustercode", "workflows", entry));
-  }
-  return found;
-}
 
 /** Findings in one of the output formats. */
 export function renderReports(reports: FileReport[], format: (typeof FORMATS)[number]): string {

@@ -1,6 +1,7 @@
 import { budgetWithoutCost } from "./budget-rule.js";
 import { engineWithoutKey } from "./engine-key-rule.js";
 import { parseDuration, DURATION_PATTERN } from "./duration.js";
+import { editDistance } from "./edit-distance.js";
 import type { Finding } from "./finding.js";
 import {
   DEFAULT_MAX_TRAVERSALS,
@@ -95,23 +96,6 @@ function unknown(id: string, candidates: string[]): string {
       ? `use a node id or one of ${TERMINALS.join(", ")}`
       : `did you mean "${close}"?`;
   return `"${id}" is neither a node nor a terminal: ${hint}`;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current[j] = Math.min(
-        (previous[j] ?? 0) + 1,
-        (current[j - 1] ?? 0) + 1,
-        (previous[j - 1] ?? 0) + cost,
-      );
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
 }
 
 const forwardCycle: Rule = ({ graph, source }) =>

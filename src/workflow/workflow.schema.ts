@@ -2,8 +2,8 @@ import { Cron } from "croner";
 import { z } from "zod";
 import { DURATION_PATTERN } from "./duration.js";
 
-/** Ids of nodes and engines: lower-case, starting with a letter. */
-const ID_PATTERN = /^[a-z][a-z0-9_-]{0,39}$/;
+/** Ids of nodes and engines: lower-case, starting with a letter, at most 40 characters. */
+export const ID_PATTERN = /^[a-z][a-z0-9_-]{0,39}$/;
 const idRule = (what: string) =>
   `${what} must be lower-case letters, digits, "-" or "_", start with a letter and be at most 40 characters`;
 const id = (what: string) => z.string().regex(ID_PATTERN, { error: idRule(what) });
@@ -50,9 +50,16 @@ const usd = (what: string) =>
 /** The vCPU sizes an ECS task (and so a DevBox) can have. */
 export const DEVBOX_CPUS = [0.25, 0.5, 1, 2, 4, 8, 16] as const;
 
+/** Five fields of cron characters: the shape editors can check; croner checks the values. */
+const CRON_SHAPE = String.raw`^\s*[0-9A-Za-z*?,/#-]+(?:\s+[0-9A-Za-z*?,/#-]+){4}\s*$`;
+
 const cronExpression = z
   .string()
   .describe('A five-field cron expression ("minute hour day-of-month month day-of-week").')
+  .meta({
+    pattern: CRON_SHAPE,
+    patternErrorMessage: "cron must have five fields: minute hour day-of-month month day-of-week",
+  })
   .superRefine((value, ctx) => {
     const fields = value.trim().split(/\s+/);
     if (fields.length !== 5) {
@@ -112,6 +119,10 @@ const triggers = z
   .describe("What starts a run: at least one trigger.")
   .refine((on) => on.label !== undefined || on.command || on.schedule !== undefined, {
     error: "on: needs at least one trigger: label, command: true or schedule",
+  })
+  .meta({
+    if: { properties: { command: { const: false } }, required: ["command"] },
+    then: { anyOf: [{ required: ["label"] }, { required: ["schedule"] }] },
   });
 
 const devbox = z
@@ -213,7 +224,8 @@ const engine = z
       .refine((argv) => !argv.some((arg) => CREDENTIAL_IN_ARGV.test(arg)), {
         error:
           "an engine command must not put a key into argv, where other processes can read it: {env:…} is for endpoints; let the CLI read its key from the environment",
-      }),
+      })
+      .meta({ contains: { type: "string", pattern: String.raw`\{prompt_file\}` } }),
     cost: z
       .strictObject({
         json_path: z
@@ -290,6 +302,13 @@ const common = {
     ),
 };
 
+/**
+ * A property a JSON Schema condition refuses. Editors show their own words for it; the
+ * description says why on hover.
+ */
+const notAllowed = (why: string) => ({ not: {}, description: why });
+const BOTH = "a run node has either run or agent and prompt, not both";
+
 const runNode = z
   .strictObject({
     kind: kindOf("run"),
@@ -304,7 +323,7 @@ const runNode = z
     if (hasAgent && node.run !== undefined) {
       ctx.addIssue({
         code: "custom",
-        message: "a run node has either run or agent and prompt, not both",
+        message: BOTH,
       });
     } else if (!hasAgent && node.run === undefined) {
       ctx.addIssue({
@@ -320,6 +339,11 @@ const runNode = z
     } else if (hasAgent && node.prompt === undefined) {
       ctx.addIssue({ code: "custom", message: "agent needs a prompt", path: ["agent"] });
     }
+  })
+  .meta({
+    if: { required: ["run"] },
+    then: { properties: { agent: notAllowed(BOTH), prompt: notAllowed(BOTH) } },
+    else: { required: ["agent", "prompt"] },
   });
 
 const loopNode = z
@@ -381,6 +405,10 @@ const prototypeNode = z
   .refine((node) => node.select !== "judge" || node.judge !== undefined, {
     error: "select: judge needs a judge: { provider, model }",
     path: ["select"],
+  })
+  .meta({
+    if: { properties: { select: { const: "judge" } }, required: ["select"] },
+    then: { required: ["judge"] },
   });
 
 const decisionNode = z
@@ -430,7 +458,27 @@ const decisionNode = z
       forbid("question");
       forbid("judge");
     }
+  })
+  .meta({ allOf: [...evaluatorNeeds()] });
+
+/** The decision superRefine above, as JSON Schema conditions on `evaluator`. */
+function* evaluatorNeeds() {
+  const when = (evaluator: string, needs: string[], forbids: string[]) => ({
+    if: { properties: { evaluator: { const: evaluator } }, required: ["evaluator"] },
+    then: {
+      ...(needs.length === 0 ? {} : { required: needs }),
+      properties: Object.fromEntries(
+        forbids.map((field) => [
+          field,
+          notAllowed(`${field} is not used by a ${evaluator} decision: remove it`),
+        ]),
+      ),
+    },
   });
+  yield when("deterministic", ["run"], ["question", "judge"]);
+  yield when("agent", ["question", "judge"], ["run"]);
+  yield when("status", [], ["run", "question", "judge"]);
+}
 
 const approvalNode = z
   .strictObject({
@@ -482,7 +530,16 @@ const edge = z
       .optional()
       .describe("How often the token may cross this back-edge in one run (1-20, default 3)."),
   })
-  .describe("A transition between nodes.");
+  .describe("A transition between nodes.")
+  // max_traversals caps a back-edge; on a forward edge it is refused (back-edge-cap).
+  .meta({
+    if: { not: { properties: { back: { const: true } }, required: ["back"] } },
+    then: {
+      properties: {
+        max_traversals: notAllowed("max_traversals caps a back-edge: add back: true or remove it"),
+      },
+    },
+  });
 
 /** A workflow file, version 1. */
 export const workflowSchema = z

@@ -92,6 +92,8 @@ edges:
 
     const missing = await runCli(["graph", "nope.yml"]);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toBe("clustercode graph: cannot read nope.yml: ENOENT\n");
+    expect(missing.stderr).toBe(
+      "clustercode graph: cannot read nope.yml: no such file or directory\n",
+    );
   });
 });

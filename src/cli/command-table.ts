@@ -1,0 +1,162 @@
+import type { Command } from "./command.js";
+
+/** One subcommand: how it is called, what it does, its `--help`, and its module (loaded to run). */
+export interface CommandEntry {
+  /** The command with its arguments, as the overview lists it. */
+  synopsis: string;
+  /** What it does, in a few words. */
+  summary: string;
+  /** Its `--help`: the usage line, what it does, its options. */
+  help: string;
+  /** Imports the command only when it runs, so `validate` never loads Probot or the AWS SDK. */
+  load: () => Promise<Command>;
+}
+
+const RUN_OPTIONS = `  --state-dir D        where runs are kept (else CLUSTERCODE_STATE_DIR, else
+                       $XDG_STATE_HOME/clustercode)
+  --format human|json  json: the run's summary as the last line of stdout`;
+
+const control =
+  (name: "resume" | "approve" | "reject" | "retry" | "cancel" | "resolveRun") => async () =>
+    (await import("./control-commands.js"))[name];
+
+/** Every subcommand, one entry each, in the order the overview lists them. */
+export const COMMANDS: Record<string, CommandEntry> = {
+  init: {
+    synopsis: "init",
+    summary: "write a first .clustercode/workflow.yml (runs offline, no API key)",
+    help: `Usage: clustercode init
+
+Writes .clustercode/workflow.yml at the root of the current git repository: a run node, a loop
+with a command gate and an approval, using only commands and a stand-in shell agent. Refuses to
+overwrite an existing workflow (exit 4).`,
+    load: async () => (await import("./init-command.js")).default,
+  },
+  validate: {
+    synopsis: "validate [FILE...]",
+    summary: "check workflows",
+    help: `Usage: clustercode validate [FILE...] [--format human|json|github]
+
+Checks workflow files; without FILE, the repository's .clustercode/workflow.yml and
+.clustercode/workflows/*.yml (found from any subdirectory, up to the git root). Exit 1 when a
+file has errors.
+
+  --format human|json|github   github: workflow commands that annotate a pull request`,
+    load: async () => (await import("./validate-command.js")).default,
+  },
+  graph: {
+    synopsis: "graph FILE",
+    summary: "print a workflow as a Mermaid flowchart",
+    help: `Usage: clustercode graph FILE
+
+Prints the workflow as a Mermaid flowchart; an invalid workflow prints its findings (exit 1).`,
+    load: async () => (await import("./graph-command.js")).default,
+  },
+  run: {
+    synopsis: "run [FILE]",
+    summary: "run a workflow locally",
+    help: `Usage: clustercode run [FILE] [options]
+
+Runs FILE (default: the repository's .clustercode/workflow.yml) against a local git repository,
+from its checked-out branch; the work lands on the branch clustercode/local-RUN. Exit 0 when the
+run succeeds, 1 when it fails, 3 when it waits for an approval.
+
+  --repo DIR           the repository (default: the one the current directory is in)
+  --brief TEXT         what the run is asked to do
+  --brief-file F       the brief, from a file
+  --as NAME            who started the run (default $USER)
+${RUN_OPTIONS}`,
+    load: async () => (await import("./run-command.js")).default,
+  },
+  status: {
+    synopsis: "status [RUN]",
+    summary: "where a run (or every run of --repo) stands",
+    help: `Usage: clustercode status [RUN] [--repo DIR]
+
+Where RUN stands, node by node; without RUN, the runs of the repository --repo (default .).
+${RUN_OPTIONS}`,
+    load: async () => (await import("./status-command.js")).status,
+  },
+  log: {
+    synopsis: "log RUN",
+    summary: "the run's evidence log",
+    help: `Usage: clustercode log RUN
+
+The run's evidence log, in order.
+${RUN_OPTIONS}`,
+    load: async () => (await import("./status-command.js")).log,
+  },
+  approve: {
+    synopsis: "approve RUN",
+    summary: "answer its approval",
+    help: `Usage: clustercode approve RUN [--node N] [--as NAME] [--note TEXT]
+
+Approves the approval RUN waits on, then continues the run in this process until it ends or
+waits again. Exit 4 when RUN waits on no approval (or has ended).
+
+  --node N             the approval node, when it matters
+  --as NAME            who answers (default $USER)
+  --note TEXT          a note kept with the answer
+${RUN_OPTIONS}`,
+    load: control("approve"),
+  },
+  reject: {
+    synopsis: "reject RUN",
+    summary: "reject its approval",
+    help: `Usage: clustercode reject RUN [--node N] [--as NAME] [--note REASON]
+
+Rejects the approval RUN waits on, then continues the run (it takes the rejected edge).
+
+  --node N             the approval node, when it matters
+  --as NAME            who answers (default $USER)
+  --note REASON        why
+${RUN_OPTIONS}`,
+    load: control("reject"),
+  },
+  resume: {
+    synopsis: "resume RUN",
+    summary: "continue a run whose process stopped; fires due timers",
+    help: `Usage: clustercode resume RUN
+
+Continues a run whose process stopped, firing the timers that fell due meanwhile. Exit 4 when
+the run has already ended.
+${RUN_OPTIONS}`,
+    load: control("resume"),
+  },
+  retry: {
+    synopsis: "retry RUN",
+    summary: "re-enter a failed run (or a lost node) with a new attempt",
+    help: `Usage: clustercode retry RUN [--as NAME]
+
+Re-enters a failed run at the node it stopped at (or a lost node) with a new attempt.
+${RUN_OPTIONS}`,
+    load: control("retry"),
+  },
+  cancel: {
+    synopsis: "cancel RUN",
+    summary: "stop the run and its DevBoxes",
+    help: `Usage: clustercode cancel RUN [--as NAME]
+
+Stops the run and its DevBoxes; exit 0 once it is cancelled, 4 when it had already ended.
+${RUN_OPTIONS}`,
+    load: control("cancel"),
+  },
+  resolve: {
+    synopsis: "resolve RUN succeeded|failed",
+    summary: "answer a lost, non-idempotent node",
+    help: `Usage: clustercode resolve RUN succeeded|failed [--as NAME] [--note TEXT]
+
+Answers a lost, non-idempotent node after checking the real world, then continues the run.
+${RUN_OPTIONS}`,
+    load: control("resolveRun"),
+  },
+  devbox: {
+    synopsis: "devbox",
+    summary: "the DevBox agent (started by executors)",
+    help: `Usage: clustercode devbox --api URL --devbox ID
+
+The DevBox agent, started by executors inside a fresh clone; the token comes from
+CLUSTERCODE_DEVBOX_TOKEN, never from argv.`,
+    load: async () => (await import("./devbox-command.js")).default,
+  },
+};
