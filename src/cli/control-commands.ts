@@ -1,6 +1,8 @@
-import type { RunEvent } from "../engine/model.js";
-import { LocalHost } from "../runtime/local-host.js";
+import type { RunEvent, RunSnapshot } from "../engine/model.js";
+import type { LocalHost } from "../runtime/local-host.js";
 import { formatOption, parseOptions, UsageError, type Command, type CommandIo } from "./command.js";
+import { Interruption, INTERRUPTED_EXIT } from "./interruption.js";
+import { openLocalHost } from "./open-local-host.js";
 import {
   finish,
   progressPrinter,
@@ -30,31 +32,51 @@ function controlCommand(
     const format = formatOption(values.format, RUN_FORMATS);
     const runId = runIdArgument(positionals, usage);
     const event = eventOf?.(values, positionals.slice(1), io, Date.now());
-    const host = await LocalHost.open({
+    const host = await openLocalHost(name, {
       stateDir: resolveStateDir(values["state-dir"], io.env),
       env: io.env,
       onTransition: progressPrinter(io, format),
     });
+    const interruption = new Interruption(io.stderr);
+    let ended: RunSnapshot | "interrupted" | number;
     try {
-      const state = await host.resume(runId);
-      if (state === undefined) {
-        io.stderr.write(`clustercode ${name}: no run ${runId} in this state directory\n`);
-        return 2;
-      }
-      if (event !== undefined) {
-        const delivery = await host.runtime.deliver(runId, event);
-        if (!delivery.applied) {
-          io.stderr.write(`clustercode ${name}: ${delivery.refused}\n`);
-          return 2;
-        }
-      }
-      if (state.status === "queued")
-        await host.deliver(runId, { type: "run.start", at: Date.now() });
-      return finish(io, await host.settled(runId), format);
+      ended = await Promise.race([drive(host, name, runId, event, io), interruption.happened]);
     } finally {
       await host.close();
+      interruption.dispose();
     }
+    if (ended === "interrupted") {
+      io.stderr.write(
+        `run ${runId}: interrupted; its DevBoxes are stopped. Continue it with: clustercode resume ${runId}\n`,
+      );
+      return INTERRUPTED_EXIT;
+    }
+    return typeof ended === "number" ? ended : finish(io, ended, format);
   };
+}
+
+/** Picks the run up, offers it the event, and waits until it settles; a number is an exit code. */
+async function drive(
+  host: LocalHost,
+  name: string,
+  runId: string,
+  event: RunEvent | undefined,
+  io: CommandIo,
+): Promise<RunSnapshot | number> {
+  const state = await host.resume(runId);
+  if (state === undefined) {
+    io.stderr.write(`clustercode ${name}: no run ${runId} in this state directory\n`);
+    return 2;
+  }
+  if (event !== undefined) {
+    const delivery = await host.runtime.deliver(runId, event);
+    if (!delivery.applied) {
+      io.stderr.write(`clustercode ${name}: ${delivery.refused}\n`);
+      return 2;
+    }
+  }
+  if (state.status === "queued") await host.deliver(runId, { type: "run.start", at: Date.now() });
+  return host.settled(runId);
 }
 
 function actor(values: Values, io: CommandIo): string {

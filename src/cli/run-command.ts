@@ -4,9 +4,11 @@ import { resolve } from "node:path";
 import { promisify } from "node:util";
 import { cleanIssueText } from "../agents/clean-text.js";
 import { resolveEngines } from "../agents/engines.js";
-import { LocalHost } from "../runtime/local-host.js";
+import type { RunSnapshot } from "../engine/model.js";
 import { parseWorkflow } from "../workflow/parse.js";
 import { formatOption, parseOptions, readInput, UsageError, type Command } from "./command.js";
+import { Interruption, INTERRUPTED_EXIT } from "./interruption.js";
+import { openLocalHost } from "./open-local-host.js";
 import { finish, progressPrinter, resolveStateDir, RUN_FORMATS } from "./run-output.js";
 import { renderReports } from "./validate-command.js";
 
@@ -15,7 +17,8 @@ const git = promisify(execFile);
 /**
  * `clustercode run FILE [--repo DIR] [--brief TEXT|--brief-file F] [--state-dir D]
  * [--format json]`: runs a workflow locally, with DevBoxes as child processes working in fresh
- * clones of the repository; the run branch is pushed back to it.
+ * clones of the repository; the run branch is pushed back to it. Ctrl-C stops the DevBoxes and
+ * leaves the run to `clustercode resume`.
  */
 const run: Command = async (args, io) => {
   const { values, positionals } = parseOptions(args, {
@@ -48,19 +51,22 @@ const run: Command = async (args, io) => {
   // The brief may be an issue pasted from GitHub: it gets the same cleaning as the app's.
   const cleaned = cleanIssueText(brief);
   const runId = `r${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
-  const host = await LocalHost.open({
+  const branch = `clustercode/local-${runId}`;
+  const host = await openLocalHost("run", {
     stateDir: resolveStateDir(values["state-dir"], io.env),
     env: io.env,
     onTransition: progressPrinter(io, format),
   });
+  const interruption = new Interruption(io.stderr);
+  let ended: RunSnapshot | "interrupted";
   try {
     if (format === "human") io.stdout.write(`run ${runId} of ${parsed.workflow.name} on ${repo}\n`);
-    await host.runtime.start(
+    const started = host.runtime.start(
       {
         runId,
         workflow: parsed.workflow,
         baseBranch,
-        branch: `clustercode/local-${runId}`,
+        branch,
         brief: cleaned.text,
         briefCleaned: { ...cleaned.removed },
         startedBy: values.as ?? io.env.USER ?? "local",
@@ -68,10 +74,19 @@ const run: Command = async (args, io) => {
       },
       { repo },
     );
-    return finish(io, await host.settled(runId), format);
+    ended = await Promise.race([started.then(() => host.settled(runId)), interruption.happened]);
   } finally {
+    // On Ctrl-C this is what stops the DevBoxes (their process groups) before the exit.
     await host.close();
+    interruption.dispose();
   }
+  if (ended === "interrupted") {
+    io.stderr.write(
+      `run ${runId}: interrupted; its DevBoxes are stopped. Continue it with: clustercode resume ${runId}\n`,
+    );
+    return INTERRUPTED_EXIT;
+  }
+  return finish(io, ended, format);
 };
 export default run;
 
