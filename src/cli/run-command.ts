@@ -6,10 +6,18 @@ import { cleanIssueText } from "../agents/clean-text.js";
 import { resolveEngines } from "../agents/engines.js";
 import type { RunSnapshot } from "../engine/model.js";
 import { parseWorkflow } from "../workflow/parse.js";
-import { formatOption, parseOptions, readInput, UsageError, type Command } from "./command.js";
+import {
+  formatOption,
+  parseOptions,
+  readInput,
+  UsageError,
+  type Command,
+  type CommandIo,
+} from "./command.js";
 import { Interruption, INTERRUPTED_EXIT } from "./interruption.js";
 import { openLocalHost } from "./open-local-host.js";
 import { finish, progressPrinter, resolveStateDir, RUN_FORMATS } from "./run-output.js";
+import { commitWorkingTree, uncommittedPaths } from "./uncommitted.js";
 import { renderReports } from "./validate-command.js";
 
 const git = promisify(execFile);
@@ -17,7 +25,8 @@ const git = promisify(execFile);
 /**
  * `clustercode run FILE [--repo DIR] [--brief TEXT|--brief-file F] [--state-dir D]
  * [--format json]`: runs a workflow locally, with DevBoxes as child processes working in fresh
- * clones of the repository; the run branch is pushed back to it. Ctrl-C stops the DevBoxes and
+ * clones of the repository; the run branch is pushed back to it. Uncommitted changes are left
+ * out with a warning, or copied in with `--include-uncommitted`. Ctrl-C stops the DevBoxes and
  * leaves the run to `clustercode resume`.
  */
 const run: Command = async (args, io) => {
@@ -28,6 +37,7 @@ const run: Command = async (args, io) => {
     "state-dir": { type: "string" },
     format: { type: "string" },
     as: { type: "string" },
+    "include-uncommitted": { type: "boolean" },
   });
   const format = formatOption(values.format, RUN_FORMATS);
   const [file, ...rest] = positionals;
@@ -61,6 +71,7 @@ const run: Command = async (args, io) => {
   let ended: RunSnapshot | "interrupted";
   try {
     if (format === "human") io.stdout.write(`run ${runId} of ${parsed.workflow.name} on ${repo}\n`);
+    await takeUncommitted(io, repo, branch, values["include-uncommitted"] === true);
     const started = host.runtime.start(
       {
         runId,
@@ -89,6 +100,32 @@ const run: Command = async (args, io) => {
   return finish(io, ended, format);
 };
 export default run;
+
+/**
+ * Warns that uncommitted changes stay out of the run, or (when asked) commits the working tree
+ * to the run branch, where the DevBox's clone starts from.
+ */
+async function takeUncommitted(
+  io: CommandIo,
+  repo: string,
+  branch: string,
+  include: boolean,
+): Promise<void> {
+  const paths = await uncommittedPaths(repo);
+  if (paths.length === 0) return;
+  const files = `${paths.length} file${paths.length === 1 ? "" : "s"}`;
+  if (!include) {
+    io.stderr.write(
+      `clustercode run: warning: ${repo} has uncommitted changes (${files}: ${paths.slice(0, 3).join(", ")}${paths.length > 3 ? ", ..." : ""}); ` +
+        `the run starts from the last commit. Commit them, or pass --include-uncommitted to copy them in.\n`,
+    );
+    return;
+  }
+  const commit = await commitWorkingTree(repo, branch, "Uncommitted changes the run started from");
+  io.stderr.write(
+    `clustercode run: including uncommitted changes (${files}) as commit ${commit.slice(0, 12)} on ${branch}\n`,
+  );
+}
 
 async function currentBranch(repo: string): Promise<string> {
   try {
