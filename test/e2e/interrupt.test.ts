@@ -76,5 +76,5 @@ nodes:
       encoding: "utf8",
     });
     expect(passed).toBe("passed\n");
-  });
+  }, 90_000);
 });

@@ -30,7 +30,7 @@ nodes:
     );
     expect(run.stderr).toContain("--include-uncommitted");
     expect(run.code).toBe(1);
-  });
+  }, 90_000);
 
   it("are copied into the DevBox's clone with --include-uncommitted, leaving the user's tree as it was", async () => {
     const { repo, state, root } = dirtyRepo();
@@ -48,5 +48,5 @@ nodes:
     expect(
       execFileSync("git", ["-C", repo, "rev-parse", "--abbrev-ref", "HEAD"], { encoding: "utf8" }),
     ).toBe("main\n");
-  });
+  }, 90_000);
 });

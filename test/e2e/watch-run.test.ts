@@ -73,7 +73,7 @@ describe("watching a local run", () => {
     const done = lines.findIndex((line) => line.includes("● run succeeded"));
     expect(after).toBeGreaterThan(-1);
     expect(done).toBeGreaterThan(after);
-  });
+  }, 90_000);
 
   it("shows a failed command's text and the end of its output in run and in log", async () => {
     const { repo, state, root } = makeRepo();
@@ -99,5 +99,5 @@ describe("watching a local run", () => {
     expect(log.code).toBe(0);
     expect(log.stdout).toMatch(/✗ echo checking the widgets: exit 7/);
     for (const line of shown) expect(log.stdout).toContain(line);
-  });
+  }, 90_000);
 });
