@@ -41,6 +41,7 @@ async function setup(options: Partial<EcsExecutorOptions> = {}) {
   const endpoint = await fake.listen();
   const statuses: EcsStatus[] = [];
   const lost: [string, string][] = [];
+  const changes = new Changes();
   const make = () => {
     const executor = new EcsExecutor({
       client: new ECSClient({
@@ -60,19 +61,51 @@ async function setup(options: Partial<EcsExecutorOptions> = {}) {
       securityGroups: ["sg-1"],
       placement: { attempts: 3, baseDelayMs: 10, maxDelayMs: 20 },
       pollIntervalMs: 60_000,
-      onStatus: (status) => statuses.push(status),
-      onLost: (devboxId, reason) => lost.push([devboxId, reason]),
+      onStatus: (status) => {
+        statuses.push(status);
+        changes.notify();
+      },
+      onLost: (devboxId, reason) => {
+        lost.push([devboxId, reason]);
+        changes.notify();
+      },
       ...options,
     });
     executors.push(executor);
     return executor;
   };
-  return { executor: make(), make, statuses, lost };
+  return {
+    executor: make(),
+    make,
+    statuses,
+    lost,
+    until: (check: () => boolean) => changes.until(check),
+  };
 }
 
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
-  expect(check()).toBe(true);
+/**
+ * Wakes waiters whenever the executor reports a status or a loss. Placement retries run in the
+ * background on timers; waiting for what they report (not for a fixed time) keeps the tests
+ * right on a loaded machine, where one retry's round trip may take a second.
+ */
+class Changes {
+  readonly #waiters = new Set<() => void>();
+
+  notify(): void {
+    for (const wake of [...this.#waiters]) wake();
+  }
+
+  until(check: () => boolean): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        if (!check()) return;
+        this.#waiters.delete(wake);
+        resolve();
+      };
+      this.#waiters.add(wake);
+      wake();
+    });
+  }
 }
 
 describe("EcsExecutor", () => {
@@ -181,10 +214,11 @@ describe("EcsExecutor", () => {
   });
 
   it("retries placement failures with backoff and says so, then gives up as lost", async () => {
-    const { executor, statuses, lost } = await setup();
+    const { executor, statuses, lost, until } = await setup();
     fake.placementFailures.push([{ reason: "RESOURCE:MEMORY" }], [{ reason: "RESOURCE:CPU" }]);
     await executor.start(request("r1-d1"));
-    await until(() => fake.tasks.size === 1);
+    await until(() => statuses.some((status) => status.state === "started"));
+    expect(fake.tasks.size).toBe(1);
     expect(statuses.map((status) => status.state)).toEqual([
       "waiting-for-capacity",
       "waiting-for-capacity",
