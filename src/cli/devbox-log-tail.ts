@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { open, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { StringDecoder } from "node:string_decoder";
 
 /** A new whole line of a DevBox's log. */
 export interface DevBoxLogLine {
@@ -18,6 +19,8 @@ export class DevBoxLogTail {
   readonly #prefix: string;
   readonly #offsets = new Map<string, number>();
   readonly #partial = new Map<string, string>();
+  /** Per log: a character split between two reads waits for its other bytes. */
+  readonly #decoders = new Map<string, StringDecoder>();
   #first = true;
 
   constructor(stateDir: string, runId: string) {
@@ -71,7 +74,9 @@ export class DevBoxLogTail {
       const buffer = Buffer.alloc(size - offset);
       const { bytesRead } = await file.read(buffer, 0, buffer.length, offset);
       this.#offsets.set(name, offset + bytesRead);
-      return buffer.subarray(0, bytesRead).toString("utf8");
+      const decoder = this.#decoders.get(name) ?? new StringDecoder("utf8");
+      this.#decoders.set(name, decoder);
+      return decoder.write(buffer.subarray(0, bytesRead));
     } finally {
       await file.close();
     }

@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { isSettled, type RunDocument } from "../runtime/runtime.js";
 import { StateDirHolder } from "../store/state-dir-holder.js";
-import { openStateDirReader, type StateDirReader } from "../store/state-dir-reader.js";
+import type { StateDirReader } from "../store/state-dir-reader.js";
 import { StoreError } from "../store/store-error.js";
+import { readStateDir } from "./busy-state-dir.js";
 import type { CommandIo } from "./command.js";
 import { DevBoxLogTail, type DevBoxLogLine } from "./devbox-log-tail.js";
 import { EvidenceNarrator, renderRecord } from "./evidence-narrator.js";
@@ -30,7 +31,7 @@ type PassEnd = { exit: number } | "holder-gone";
 export async function followRun(options: FollowOptions): Promise<number> {
   const follower = new Follower(options);
   for (let pass = 0; ; pass++) {
-    const reader = await openStateDirReader({ stateDir: options.stateDir, env: options.io.env });
+    const reader = await readStateDir(options.stateDir, options.io.env);
     try {
       const end = await follower.pass(reader, pass === 0);
       if (end !== "holder-gone") return end.exit;

@@ -2,8 +2,8 @@ import { resolve } from "node:path";
 import type { RunSnapshot } from "../engine/model.js";
 import type { RunDocument } from "../runtime/runtime.js";
 import type { HolderInfo } from "../store/state-dir-holder.js";
-import { openStateDirReader } from "../store/state-dir-reader.js";
 import type { Store } from "../store/store.js";
+import { readStateDir } from "./busy-state-dir.js";
 import { formatOption, parseOptions, type Command, type CommandIo } from "./command.js";
 import { EvidenceNarrator, renderRecord } from "./evidence-narrator.js";
 import { followRun } from "./follow-run.js";
@@ -15,7 +15,7 @@ async function withStore<T>(
   io: CommandIo,
   use: (store: Store, holder: HolderInfo | undefined) => Promise<T>,
 ): Promise<T> {
-  const opened = await openStateDirReader({ stateDir, env: io.env });
+  const opened = await readStateDir(stateDir, io.env);
   try {
     return await use(opened.store, opened.holder);
   } finally {

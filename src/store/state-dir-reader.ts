@@ -15,22 +15,27 @@ const NOTE_WAIT_MS = 2000;
 
 /**
  * Opens a state directory's store for reading while another process may hold it: when the
- * directory is free, it opens it itself; when a live `clustercode` process holds it, it talks to
- * that process's embedded database on 127.0.0.1 (named in its holder note). With
- * CLUSTERCODE_DYNAMODB_ENDPOINT set there is no lock to share and the store is opened directly.
+ * directory is free, it opens it itself (a note left by a dead holder means nothing then); when
+ * a live `clustercode` process holds it, it talks to that process's embedded database on
+ * 127.0.0.1, named in its holder note. With CLUSTERCODE_DYNAMODB_ENDPOINT set there is no lock
+ * to share and the store is opened directly.
  */
 export async function openStateDirReader(options: {
   stateDir: string;
   env: NodeJS.ProcessEnv;
 }): Promise<StateDirReader> {
   for (let waited = 0; ; waited += 100) {
-    const holder = StateDirHolder.read(options.stateDir);
-    if (holder !== undefined) return readThrough(holder, options.env);
     try {
-      return { ...(await openStore(options)), holder: undefined };
+      const opened = await openStore(options);
+      const holder = options.env.CLUSTERCODE_DYNAMODB_ENDPOINT
+        ? StateDirHolder.read(options.stateDir)
+        : undefined;
+      return { ...opened, holder };
     } catch (error) {
-      const locked = error instanceof StoreError && error.code === "state_dir_locked";
-      if (!locked || waited >= NOTE_WAIT_MS) throw error;
+      if (!(error instanceof StoreError && error.code === "state_dir_locked")) throw error;
+      const holder = StateDirHolder.read(options.stateDir);
+      if (holder !== undefined) return readThrough(holder, options.env);
+      if (waited >= NOTE_WAIT_MS) throw error;
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
