@@ -8,6 +8,7 @@ import type { EcsStatus } from "../../src/devbox/ecs-status.js";
 import { secretArn } from "../../src/devbox/ecs-task-definitions.js";
 import type { StartRequest } from "../../src/devbox/executor.js";
 import { FakeEcs, NO_PROCESS } from "./ecs-endpoint.js";
+import { ReportWaiters } from "./report-waiters.js";
 
 const PREFIX = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:";
 const spec: DevBoxSpec = {
@@ -41,7 +42,7 @@ async function setup(options: Partial<EcsExecutorOptions> = {}) {
   const endpoint = await fake.listen();
   const statuses: EcsStatus[] = [];
   const lost: [string, string][] = [];
-  const changes = new Changes();
+  const changes = new ReportWaiters();
   const make = () => {
     const executor = new EcsExecutor({
       client: new ECSClient({
@@ -81,31 +82,6 @@ async function setup(options: Partial<EcsExecutorOptions> = {}) {
     lost,
     until: (check: () => boolean) => changes.until(check),
   };
-}
-
-/**
- * Wakes waiters whenever the executor reports a status or a loss. Placement retries run in the
- * background on timers; waiting for what they report (not for a fixed time) keeps the tests
- * right on a loaded machine, where one retry's round trip may take a second.
- */
-class Changes {
-  readonly #waiters = new Set<() => void>();
-
-  notify(): void {
-    for (const wake of [...this.#waiters]) wake();
-  }
-
-  until(check: () => boolean): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = () => {
-        if (!check()) return;
-        this.#waiters.delete(wake);
-        resolve();
-      };
-      this.#waiters.add(wake);
-      wake();
-    });
-  }
 }
 
 describe("EcsExecutor", () => {
