@@ -65,6 +65,9 @@ run succeeds, 1 when it fails, 3 when it waits for an approval.
   --brief TEXT         what the run is asked to do
   --brief-file F       the brief, from a file
   --as NAME            who started the run (default $USER)
+  --include-uncommitted  start from the working tree as it is (committed to the run branch);
+                       without it, uncommitted changes are left out with a warning
+Ctrl-C stops the run's DevBoxes and exits 130; clustercode resume RUN continues it.
 ${RUN_OPTIONS}`,
     load: async () => (await import("./run-command.js")).default,
   },
@@ -78,11 +81,14 @@ ${RUN_OPTIONS}`,
     load: async () => (await import("./status-command.js")).status,
   },
   log: {
-    synopsis: "log RUN",
-    summary: "the run's evidence log",
-    help: `Usage: clustercode log RUN
+    synopsis: "log RUN [--follow]",
+    summary: "the run's evidence log (--follow: live, with command output)",
+    help: `Usage: clustercode log RUN [--follow]
 
-The run's evidence log, in order.
+The run's evidence log, in order. Works while another process drives the run.
+
+  -f, --follow         then print new entries and the DevBoxes' output as they come, until the
+                       run ends or waits on people; exits with the run's exit code
 ${RUN_OPTIONS}`,
     load: async () => (await import("./status-command.js")).log,
   },

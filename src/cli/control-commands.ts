@@ -1,5 +1,5 @@
 import { isFinal, type RunEvent, type RunSnapshot } from "../engine/model.js";
-import { LocalHost } from "../runtime/local-host.js";
+import type { LocalHost } from "../runtime/local-host.js";
 import {
   EXIT,
   formatOption,
@@ -9,6 +9,8 @@ import {
   type Command,
   type CommandIo,
 } from "./command.js";
+import { Interruption, INTERRUPTED_EXIT } from "./interruption.js";
+import { openLocalHost } from "./open-local-host.js";
 import {
   finish,
   progressPrinter,
@@ -26,8 +28,9 @@ type Values = Record<string, string | boolean | undefined>;
  * this command (the run's own success unless told otherwise).
  */
 function controlCommand(
+  name: string,
   usage: string,
-  options: Record<string, { type: "string" }>,
+  options: Record<string, { type: "string" } | { type: "boolean" }>,
   eventOf?: (values: Values, rest: string[], io: CommandIo, at: number) => RunEvent,
   succeeded: (state: RunSnapshot) => boolean = (state) => state.status === "succeeded",
 ): Command {
@@ -41,33 +44,54 @@ function controlCommand(
     const runId = runIdArgument(positionals, usage);
     const event = eventOf?.(values, positionals.slice(1), io, Date.now());
     const stateDir = await usableStateDir(values["state-dir"], io.env);
-    const host = await LocalHost.open({
+    const host = await openLocalHost(name, {
       stateDir,
       env: io.env,
       onTransition: progressPrinter(io, format),
     });
+    const interruption = new Interruption(io.stderr);
+    let ended: RunSnapshot | "interrupted";
     try {
-      const state = await host.resume(runId);
-      if (state === undefined) throw new NothingToDoError(`no run ${runId} in ${stateDir}`);
-      if (event === undefined && isFinal(state.status)) {
-        const retry = state.status === "failed" ? ` (clustercode retry ${runId} re-enters it)` : "";
-        throw new NothingToDoError(
-          `run ${runId} has already ended (${state.status}): nothing to resume${retry}`,
-        );
-      }
-      if (event !== undefined) {
-        const delivery = await host.runtime.deliver(runId, event);
-        if (!delivery.applied) throw new NothingToDoError(`run ${runId}: ${delivery.refused.message}`);
-      }
-      if (state.status === "queued")
-        await host.deliver(runId, { type: "run.start", at: Date.now() });
-      const settled = await host.settled(runId);
-      const code = finish(io, settled, format);
-      return succeeded(settled) ? EXIT.ok : code;
+      ended = await Promise.race([drive(host, stateDir, runId, event), interruption.happened]);
     } finally {
       await host.close();
+      interruption.dispose();
     }
+    if (ended === "interrupted") {
+      io.stderr.write(
+        `run ${runId}: interrupted; its DevBoxes are stopped. Continue it with: clustercode resume ${runId}\n`,
+      );
+      return INTERRUPTED_EXIT;
+    }
+    const code = finish(io, ended, format);
+    return succeeded(ended) ? EXIT.ok : code;
   };
+}
+
+/**
+ * Picks the run up, offers it the event, and waits until it settles. No such run, a finished
+ * run with nothing to offer, or an event the run refuses is "nothing to do".
+ */
+async function drive(
+  host: LocalHost,
+  stateDir: string,
+  runId: string,
+  event: RunEvent | undefined,
+): Promise<RunSnapshot> {
+  const state = await host.resume(runId);
+  if (state === undefined) throw new NothingToDoError(`no run ${runId} in ${stateDir}`);
+  if (event === undefined && isFinal(state.status)) {
+    const retry = state.status === "failed" ? ` (clustercode retry ${runId} re-enters it)` : "";
+    throw new NothingToDoError(
+      `run ${runId} has already ended (${state.status}): nothing to resume${retry}`,
+    );
+  }
+  if (event !== undefined) {
+    const delivery = await host.runtime.deliver(runId, event);
+    if (!delivery.applied) throw new NothingToDoError(`run ${runId}: ${delivery.refused.message}`);
+  }
+  if (state.status === "queued") await host.deliver(runId, { type: "run.start", at: Date.now() });
+  return host.settled(runId);
 }
 
 function actor(values: Values, io: CommandIo): string {
@@ -79,12 +103,13 @@ function note(values: Values): { note?: string } {
 }
 
 /** `clustercode resume RUN`. */
-export const resume = controlCommand("usage: clustercode resume RUN", {});
+export const resume = controlCommand("resume", "usage: clustercode resume RUN", {});
 
 /** `clustercode approve|reject RUN [--node N] [--as NAME] [--note TEXT]`: answers an approval. */
 function answer(decision: "approved" | "rejected"): Command {
   const name = decision === "approved" ? "approve" : "reject";
   return controlCommand(
+    name,
     `usage: clustercode ${name} RUN [--node N] [--as NAME] [--note TEXT]`,
     { node: { type: "string" }, as: { type: "string" }, note: { type: "string" } },
     (values, _rest, io, at) => ({
@@ -106,6 +131,7 @@ export const reject = answer("rejected");
 
 /** `clustercode retry RUN [--as NAME]`. */
 export const retry = controlCommand(
+  "retry",
   "usage: clustercode retry RUN",
   { as: { type: "string" } },
   (values, _rest, io, at) => ({
@@ -117,6 +143,7 @@ export const retry = controlCommand(
 
 /** `clustercode cancel RUN [--as NAME]`: exit 0 once the run is cancelled. */
 export const cancel = controlCommand(
+  "cancel",
   "usage: clustercode cancel RUN",
   { as: { type: "string" } },
   (values, _rest, io, at) => ({
@@ -129,6 +156,7 @@ export const cancel = controlCommand(
 
 /** `clustercode resolve RUN succeeded|failed [--as NAME] [--note TEXT]`. */
 export const resolveRun = controlCommand(
+  "resolve",
   "usage: clustercode resolve RUN succeeded|failed",
   { as: { type: "string" }, note: { type: "string" } },
   (values, rest, io, at) => {

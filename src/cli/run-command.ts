@@ -4,7 +4,7 @@ import { resolve } from "node:path";
 import { promisify } from "node:util";
 import { cleanIssueText } from "../agents/clean-text.js";
 import { resolveEngines } from "../agents/engines.js";
-import { LocalHost } from "../runtime/local-host.js";
+import type { RunSnapshot } from "../engine/model.js";
 import { parseWorkflow } from "../workflow/parse.js";
 import {
   formatOption,
@@ -15,16 +15,22 @@ import {
   type CommandIo,
 } from "./command.js";
 import { discoverWorkflows, findGitRoot } from "./find-workflows.js";
+import { Interruption, INTERRUPTED_EXIT } from "./interruption.js";
+import { openLocalHost } from "./open-local-host.js";
 import { finish, progressPrinter, RUN_FORMATS, usableStateDir } from "./run-output.js";
+import { commitWorkingTree, uncommittedPaths } from "./uncommitted.js";
 import { renderReports } from "./validate-command.js";
 
 const git = promisify(execFile);
 
 /**
+/**
  * `clustercode run [FILE] [--repo DIR] [--brief TEXT|--brief-file F] [--state-dir D]
- * [--format json]`: runs a workflow (by default the repository's `.clustercode/workflow.yml`)
- * locally, with DevBoxes as child processes working in fresh clones of the repository (by
- * default the one the current directory is in); the run branch is pushed back to it.
+ * [--format json] [--include-uncommitted]`: runs a workflow (by default the repository's
+ * `.clustercode/workflow.yml`) locally, with DevBoxes as child processes working in fresh clones
+ * of the repository (by default the one the current directory is in); the run branch is pushed
+ * back to it. Uncommitted changes are left out with a warning, or copied in with
+ * `--include-uncommitted`. Ctrl-C stops the DevBoxes and leaves the run to `clustercode resume`.
  */
 const run: Command = async (args, io) => {
   const { values, positionals } = parseOptions(args, {
@@ -34,6 +40,7 @@ const run: Command = async (args, io) => {
     "state-dir": { type: "string" },
     format: { type: "string" },
     as: { type: "string" },
+    "include-uncommitted": { type: "boolean" },
   });
   const format = formatOption(values.format, RUN_FORMATS);
   if (positionals.length > 1) throw new UsageError("give one workflow file", { pointToHelp: true });
@@ -56,19 +63,23 @@ const run: Command = async (args, io) => {
   // The brief may be an issue pasted from GitHub: it gets the same cleaning as the app's.
   const cleaned = cleanIssueText(brief);
   const runId = `r${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
-  const host = await LocalHost.open({
+  const branch = `clustercode/local-${runId}`;
+  const host = await openLocalHost("run", {
     stateDir: await usableStateDir(values["state-dir"], io.env),
     env: io.env,
     onTransition: progressPrinter(io, format),
   });
+  const interruption = new Interruption(io.stderr);
+  let ended: RunSnapshot | "interrupted";
   try {
     if (format === "human") io.stdout.write(`run ${runId} of ${parsed.workflow.name} on ${repo}\n`);
-    await host.runtime.start(
+    await takeUncommitted(io, repo, branch, values["include-uncommitted"] === true);
+    const started = host.runtime.start(
       {
         runId,
         workflow: parsed.workflow,
         baseBranch,
-        branch: `clustercode/local-${runId}`,
+        branch,
         brief: cleaned.text,
         briefCleaned: { ...cleaned.removed },
         startedBy: values.as ?? io.env.USER ?? "local",
@@ -76,10 +87,19 @@ const run: Command = async (args, io) => {
       },
       { repo },
     );
-    return finish(io, await host.settled(runId), format);
+    ended = await Promise.race([started.then(() => host.settled(runId)), interruption.happened]);
   } finally {
+    // On Ctrl-C this is what stops the DevBoxes (their process groups) before the exit.
     await host.close();
+    interruption.dispose();
   }
+  if (ended === "interrupted") {
+    io.stderr.write(
+      `run ${runId}: interrupted; its DevBoxes are stopped. Continue it with: clustercode resume ${runId}\n`,
+    );
+    return INTERRUPTED_EXIT;
+  }
+  return finish(io, ended, format);
 };
 export default run;
 
@@ -94,6 +114,32 @@ async function defaultWorkflow(io: CommandIo): Promise<string> {
   }
   throw new UsageError(
     `this repository has ${found.length} workflows: name one (${found.join(", ")})`,
+  );
+}
+
+/**
+ * Warns that uncommitted changes stay out of the run, or (when asked) commits the working tree
+ * to the run branch, where the DevBox's clone starts from.
+ */
+async function takeUncommitted(
+  io: CommandIo,
+  repo: string,
+  branch: string,
+  include: boolean,
+): Promise<void> {
+  const paths = await uncommittedPaths(repo);
+  if (paths.length === 0) return;
+  const files = `${paths.length} file${paths.length === 1 ? "" : "s"}`;
+  if (!include) {
+    io.stderr.write(
+      `clustercode run: warning: ${repo} has uncommitted changes (${files}: ${paths.slice(0, 3).join(", ")}${paths.length > 3 ? ", ..." : ""}); ` +
+        `the run starts from the last commit. Commit them, or pass --include-uncommitted to copy them in.\n`,
+    );
+    return;
+  }
+  const commit = await commitWorkingTree(repo, branch, "Uncommitted changes the run started from");
+  io.stderr.write(
+    `clustercode run: including uncommitted changes (${files}) as commit ${commit.slice(0, 12)} on ${branch}\n`,
   );
 }
 

@@ -2,9 +2,10 @@ import { constants } from "node:fs";
 import { access, mkdir } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
-import type { Effect, EvidenceEntry, RunSnapshot } from "../engine/model.js";
+import type { Effect, RunSnapshot } from "../engine/model.js";
 import type { RunDocument } from "../runtime/runtime.js";
 import { describeFsError, EXIT, UsageError, type CommandIo } from "./command.js";
+import { EvidenceNarrator, reasonNote } from "./evidence-narrator.js";
 
 /** Output formats of the run commands. */
 export const RUN_FORMATS = ["human", "json"] as const;
@@ -68,87 +69,14 @@ export function summarize(state: RunSnapshot): Record<string, unknown> {
 
 /** Prints a run's progress as it goes (human format) from the evidence of each transition. */
 export function progressPrinter(io: CommandIo, format: (typeof RUN_FORMATS)[number]) {
-  const commands = new Map<unknown, string>();
+  const narrator = new EvidenceNarrator();
   return (_run: RunDocument, effects: Effect[]) => {
     if (format !== "human") return;
     for (const effect of effects) {
       if (effect.type !== "evidence") continue;
-      const entry = effect.entry;
-      if (entry.kind === "command.dispatched") {
-        const what = [entry.run, entry.agent, entry.checkpoint].find(
-          (text) => typeof text === "string",
-        );
-        const label = entry.agent === what && what !== undefined ? `agent ${what}` : what;
-        commands.set(
-          entry.command,
-          firstLine(typeof label === "string" ? label : String(entry.command)),
-        );
-      }
-      const line = describeEvidence(
-        entry.kind === "command.finished"
-          ? { ...entry, command: commands.get(entry.command) ?? entry.command }
-          : entry,
-      );
-      if (line !== undefined) io.stdout.write(`${line}\n`);
+      for (const line of narrator.lines(effect.entry)) io.stdout.write(`${line}\n`);
     }
   };
-}
-
-/** One line for an evidence entry a person follows, or undefined for the quiet ones. */
-export function describeEvidence(entry: EvidenceEntry): string | undefined {
-  const e = entry as EvidenceEntry & Record<string, string | number | undefined>;
-  switch (entry.kind) {
-    case "node.entered":
-      return `▶ ${e.node} (${e.nodeKind}${attemptNote(e.attempt)})`;
-    case "command.finished":
-      return `  ${e.exitCode === 0 ? "✓" : "✗"} ${e.command}: exit ${e.exitCode} in ${formatMs(Number(e.durationMs))}${e.costUsd === undefined ? "" : ` ($${Number(e.costUsd).toFixed(2)})`}`;
-    case "loop.iteration":
-      return `  ↻ iteration ${e.iteration}: ${(entry.failedGates as string[]).length === 0 ? "all gates passed" : `failed ${(entry.failedGates as string[]).join(", ")}`}`;
-    case "decision.evaluated":
-      return `  ◆ ${e.evaluator}: ${e.verdict ?? e.error}${e.reasoning === undefined ? "" : ` (${e.reasoning})`}`;
-    case "node.finished":
-      return `■ ${e.node}: ${e.outcome}${e.to === undefined ? "" : ` → ${e.to}`}${reasonNote(e.reason)}`;
-    case "approval.requested":
-      return `⏸ ${e.node} waits for approval${e.message === undefined ? "" : `: ${e.message}`}`;
-    case "approval.answered":
-      return `  ✔ ${e.decision} by ${e.actor}`;
-    case "attempt.lost":
-      return `  ⚠ attempt ${e.attempt ?? ""} lost: ${e.reason}`;
-    case "run.finished":
-      return `● run ${e.status}${reasonNote(e.reason)}`;
-    default:
-      return undefined;
-  }
-}
-
-/** Lines of a multi-line reason (a failed setup's output) shown under it, the last ones. */
-export const REASON_TAIL_LINES = 20;
-
-/**
- * A reason after what it explains: its first line in parentheses, and the output that follows
- * it (a failed `devbox.setup` command's) as indented lines, the last {@link REASON_TAIL_LINES}.
- */
-export function reasonNote(reason: string | number | undefined): string {
-  if (reason === undefined) return "";
-  const [first = "", ...rest] = String(reason).trimEnd().split("\n");
-  if (rest.length === 0) return ` (${first})`;
-  const shown = rest.slice(-REASON_TAIL_LINES);
-  const skipped = rest.length - shown.length;
-  const more = skipped === 0 ? [] : [`  │ … ${skipped} earlier lines (--format json has them all)`];
-  return ` (${first})\n${[...more, ...shown.map((line) => `  │ ${line}`)].join("\n")}`;
-}
-
-function firstLine(text: string): string {
-  const line = text.split("\n")[0] ?? "";
-  return line.length > 60 ? `${line.slice(0, 57)}...` : line;
-}
-
-function attemptNote(attempt: unknown): string {
-  return typeof attempt === "number" && attempt > 1 ? `, attempt ${attempt}` : "";
-}
-
-function formatMs(ms: number): string {
-  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
 /** Prints where a run stands and returns the exit code. */

@@ -1,7 +1,9 @@
 import { resolve } from "node:path";
-import { openStore } from "../store/embedded.js";
-import type { Store } from "../store/store.js";
+import type { RunSnapshot } from "../engine/model.js";
 import type { RunDocument } from "../runtime/runtime.js";
+import type { HolderInfo } from "../store/state-dir-holder.js";
+import type { Store } from "../store/store.js";
+import { readStateDir } from "./busy-state-dir.js";
 import {
   formatOption,
   NothingToDoError,
@@ -9,26 +11,31 @@ import {
   type Command,
   type CommandIo,
 } from "./command.js";
-import {
-  describeEvidence,
-  RUN_FORMATS,
-  runIdArgument,
-  summarize,
-  usableStateDir,
-} from "./run-output.js";
+import { EvidenceNarrator, renderRecord } from "./evidence-narrator.js";
+import { followRun } from "./follow-run.js";
+import { RUN_FORMATS, runIdArgument, summarize, usableStateDir } from "./run-output.js";
 
+/** The store of a state directory, read directly or through the process holding it. */
 async function withStore<T>(
-  stateDir: string | undefined,
+  stateDir: string,
   io: CommandIo,
-  use: (store: Store, stateDir: string) => Promise<T>,
+  use: (store: Store, holder: HolderInfo | undefined) => Promise<T>,
 ): Promise<T> {
-  const dir = await usableStateDir(stateDir, io.env);
-  const opened = await openStore({ stateDir: dir, env: io.env });
+  const opened = await readStateDir(stateDir, io.env);
   try {
-    return await use(opened.store, dir);
+    return await use(opened.store, opened.holder);
   } finally {
     await opened.close();
   }
+}
+
+/**
+ * Where a run stands as a person should read it: a run the engine has as `running` that no
+ * live process drives (its `clustercode run` was interrupted or died) is `interrupted`.
+ */
+export function standing(state: RunSnapshot, holder: HolderInfo | undefined): string {
+  const driven = holder?.runs.includes(state.runId) === true;
+  return state.status === "running" && !driven ? "interrupted" : state.status;
 }
 
 /** `clustercode status [RUN] [--repo DIR]`: one run, or the runs of a repository. */
@@ -39,7 +46,8 @@ export const status: Command = async (args, io) => {
     format: { type: "string" },
   });
   const format = formatOption(values.format, RUN_FORMATS);
-  return withStore(values["state-dir"], io, async (store, stateDir) => {
+  const stateDir = await usableStateDir(values["state-dir"], io.env);
+  return withStore(stateDir, io, async (store, holder) => {
     const [runId] = positionals;
     const runs =
       runId === undefined
@@ -50,19 +58,29 @@ export const status: Command = async (args, io) => {
     }
     const states = runs.map((run) => (run.snapshot as RunDocument).state);
     if (format === "json") {
+      const summaries = states.map((state) => ({
+        ...summarize(state),
+        status: standing(state, holder),
+      }));
       io.stdout.write(
-        `${JSON.stringify(runId === undefined ? { runs: states.map(summarize) } : summarize(states[0] as never))}\n`,
+        `${JSON.stringify(runId === undefined ? { runs: summaries } : summaries[0])}\n`,
       );
       return 0;
     }
     for (const state of states) {
+      const shown = standing(state, holder);
       io.stdout.write(
-        `${state.runId}  ${state.status.padEnd(14)}  ${state.branch}${state.reason === undefined ? "" : `  (${state.reason})`}\n`,
+        `${state.runId}  ${shown.padEnd(14)}  ${state.branch}${state.reason === undefined ? "" : `  (${state.reason})`}\n`,
       );
       if (runId === undefined) continue;
       for (const visit of state.visits) {
         io.stdout.write(
-          `  ${visit.node.padEnd(20)} attempt ${visit.attempt}  ${visit.outcome ?? "running"}${visit.label === undefined ? "" : ` → ${visit.label}`}\n`,
+          `  ${visit.node.padEnd(20)} attempt ${visit.attempt}  ${visit.outcome ?? shown}${visit.label === undefined ? "" : ` → ${visit.label}`}\n`,
+        );
+      }
+      if (shown === "interrupted") {
+        io.stdout.write(
+          `its process stopped; continue it with: clustercode resume ${state.runId}\n`,
         );
       }
     }
@@ -71,28 +89,27 @@ export const status: Command = async (args, io) => {
   });
 };
 
-/** `clustercode log RUN`: the run's evidence log, in order. */
+/**
+ * `clustercode log RUN [--follow]`: the run's evidence log, in order; with `--follow`, then its
+ * new entries and its DevBoxes' output as they come, until the run finishes or waits on people.
+ */
 export const log: Command = async (args, io) => {
   const { values, positionals } = parseOptions(args, {
     "state-dir": { type: "string" },
     format: { type: "string" },
+    follow: { type: "boolean", short: "f" },
   });
   const format = formatOption(values.format, RUN_FORMATS);
-  const runId = runIdArgument(positionals, "usage: clustercode log RUN");
-  return withStore(values["state-dir"], io, async (store, stateDir) => {
+  const runId = runIdArgument(positionals, "usage: clustercode log RUN [--follow]");
+  const stateDir = await usableStateDir(values["state-dir"], io.env);
+  if (values.follow === true) return followRun({ stateDir, runId, io, format });
+  return withStore(stateDir, io, async (store) => {
     if ((await store.getRun(runId)) === undefined) {
       throw new NothingToDoError(`no run ${runId} in ${stateDir}`);
     }
+    const narrator = new EvidenceNarrator();
     for (const record of await store.listEvidence(runId)) {
-      if (format === "json") {
-        io.stdout.write(`${JSON.stringify({ seq: record.seq, ...(record.entry as object) })}\n`);
-      } else {
-        const entry = record.entry as { kind: string; at: number };
-        const line = describeEvidence(entry) ?? entry.kind;
-        io.stdout.write(
-          `${String(record.seq).padStart(4)}  ${new Date(entry.at).toISOString()}  ${line}\n`,
-        );
-      }
+      io.stdout.write(renderRecord(record, narrator, format));
     }
     return 0;
   });

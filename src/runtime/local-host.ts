@@ -3,6 +3,7 @@ import { DevBoxHub } from "../devbox/hub.js";
 import { LocalExecutor } from "../devbox/local-executor.js";
 import type { Effect, RunEvent, RunSnapshot } from "../engine/model.js";
 import { openStore } from "../store/embedded.js";
+import { StateDirHolder } from "../store/state-dir-holder.js";
 import type { Store } from "../store/store.js";
 import { DevBoxEffects } from "./effects.js";
 import { judgeFromEnv } from "./judge.js";
@@ -14,6 +15,8 @@ import { TimerPump } from "./timer-pump.js";
 export interface LocalHostOptions {
   stateDir: string;
   env: NodeJS.ProcessEnv;
+  /** The CLI command opening it, named in the state directory's holder note. */
+  command?: string;
   now?: () => number;
   /** Told after every transition of every run. */
   onTransition?: (run: RunDocument, effects: Effect[], event: RunEvent) => void;
@@ -72,6 +75,14 @@ export class LocalHost {
     const watch = new SettleWatch();
     const opened = await openStore({ stateDir: options.stateDir, env: options.env });
     const store = opened.store;
+    const holder = await StateDirHolder.claim(
+      options.stateDir,
+      { command: options.command ?? "run", endpoint: opened.endpoint },
+      now,
+    ).catch(async (error: unknown) => {
+      await opened.close();
+      throw error;
+    });
     const executor = new LocalExecutor({ stateDir: options.stateDir, env: options.env });
     await executor.reap();
     const lapse = Number(options.env.CLUSTERCODE_DEVBOX_LAPSE_MS ?? "") || undefined;
@@ -101,6 +112,7 @@ export class LocalHost {
       now,
       ...faultInjection(options.env),
       onTransition: (run, done, event) => {
+        holder.drives(run.state.runId).catch((error: unknown) => watch.fail(error));
         options.onTransition?.(run, done, event);
         watch.notify(run.state);
       },
@@ -111,6 +123,7 @@ export class LocalHost {
       () => pump.stop(),
       () => executor.stopAll(),
       () => hub.close(),
+      () => Promise.resolve(holder.release()),
       () => opened.close(),
     ];
     return new LocalHost(store, runtime, effects, watch, closers, now);

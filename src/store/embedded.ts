@@ -70,6 +70,8 @@ parentPort.on("message", () => {
 /** An open store and how to let go of it. */
 export interface OpenedStore {
   store: DynamoStore;
+  /** The DynamoDB endpoint it talks to (the embedded server's, when one was started). */
+  endpoint: string;
   /** Closes the client, and the embedded server when one was started. */
   close(): Promise<void>;
 }
@@ -98,7 +100,7 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
   const region = nonEmpty(env.AWS_REGION) ?? "us-east-1";
   if (endpoint !== undefined) {
     const client = new DynamoDBClient({ endpoint, region, ...credentialsFrom(env) });
-    return finishOpening(client, table, options, async () => {});
+    return finishOpening(client, table, endpoint, options, async () => {});
   }
   const dir = options.stateDir === undefined ? undefined : join(options.stateDir, "dynamodb");
   const server = await startEmbeddedDynamo(dir === undefined ? {} : { dir });
@@ -107,12 +109,13 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
     region,
     credentials: { accessKeyId: "embedded", secretAccessKey: "embedded" },
   });
-  return finishOpening(client, table, options, () => server.close());
+  return finishOpening(client, table, server.endpoint, options, () => server.close());
 }
 
 async function finishOpening(
   client: DynamoDBClient,
   table: string,
+  endpoint: string,
   options: OpenStoreOptions,
   closeServer: () => Promise<void>,
 ): Promise<OpenedStore> {
@@ -131,7 +134,7 @@ async function finishOpening(
     table,
     ...(options.onRequest === undefined ? {} : { onRequest: options.onRequest }),
   });
-  return { store, close };
+  return { store, endpoint, close };
 }
 
 /**

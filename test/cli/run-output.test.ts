@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeEvidence, reasonNote } from "../../src/cli/run-output.js";
+import { describeEvidence, reasonNote } from "../../src/cli/evidence-narrator.js";
 
 const setupOutput = Array.from({ length: 90 }, (_, i) => `line ${i + 1}`).join("\n");
 const setupFailed = `DevBox failed to start: setup command 1 (npm ci) exited with 3\n${setupOutput}\n`;

@@ -80,7 +80,7 @@ function devboxIdOf(task: FakeTask): string | undefined {
 }
 
 async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined) {
-  for (let i = 0; i < 600; i++) {
+  for (let i = 0; i < 2400; i++) {
     const value = await check();
     if (value !== undefined && value !== false) return value;
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -102,7 +102,9 @@ describe("ECS executor end to end", () => {
     const hub = new DevBoxHub({
       onEvent: (event) => effects.onHubEvent(event),
       onError: (error) => failures.push(error),
-      lapseMs: 5000,
+      // Losses here come from ECS (the spot interruption), never from a lapse: a long lapse keeps
+      // a DevBox starved of CPU on a loaded machine from being declared lost as well.
+      lapseMs: 60_000,
       repoToken: (runId) => {
         tokenRequests.push(runId);
         return Promise.resolve({ token: "ghs_for_widgets", expiresAt: "2030-01-01T00:00:00Z" });
@@ -122,7 +124,7 @@ describe("ECS executor end to end", () => {
       defaultImage: "devbox:test",
       region: "eu-west-1",
       secretArnPrefix: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:",
-      agentEnv: { CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200", CLUSTERCODE_DEVBOX_LAPSE_MS: "5000" },
+      agentEnv: { CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200", CLUSTERCODE_DEVBOX_LAPSE_MS: "60000" },
       placement: { baseDelayMs: 50 },
       pollIntervalMs: 200,
     };
@@ -238,5 +240,5 @@ describe("ECS executor end to end", () => {
       await fake.close();
       await hub.close();
     }
-  }, 45_000);
+  }, 150_000);
 });

@@ -7,9 +7,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
-// The SDK warns on every client that it will want Node 22 from 2027; our engines field says so.
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
-
 const TARGET_PREFIX = "AmazonEC2ContainerServiceV20141113.";
 const ARN = "arn:aws:ecs:eu-west-1:123456789012";
 

@@ -8,6 +8,7 @@ import type { EcsStatus } from "../../src/devbox/ecs-status.js";
 import { secretArn } from "../../src/devbox/ecs-task-definitions.js";
 import type { StartRequest } from "../../src/devbox/executor.js";
 import { FakeEcs, NO_PROCESS } from "./ecs-endpoint.js";
+import { ReportWaiters } from "./report-waiters.js";
 
 const PREFIX = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:";
 const spec: DevBoxSpec = {
@@ -41,6 +42,7 @@ async function setup(options: Partial<EcsExecutorOptions> = {}) {
   const endpoint = await fake.listen();
   const statuses: EcsStatus[] = [];
   const lost: [string, string][] = [];
+  const changes = new ReportWaiters();
   const make = () => {
     const executor = new EcsExecutor({
       client: new ECSClient({
@@ -60,19 +62,26 @@ async function setup(options: Partial<EcsExecutorOptions> = {}) {
       securityGroups: ["sg-1"],
       placement: { attempts: 3, baseDelayMs: 10, maxDelayMs: 20 },
       pollIntervalMs: 60_000,
-      onStatus: (status) => statuses.push(status),
-      onLost: (devboxId, reason) => lost.push([devboxId, reason]),
+      onStatus: (status) => {
+        statuses.push(status);
+        changes.notify();
+      },
+      onLost: (devboxId, reason) => {
+        lost.push([devboxId, reason]);
+        changes.notify();
+      },
       ...options,
     });
     executors.push(executor);
     return executor;
   };
-  return { executor: make(), make, statuses, lost };
-}
-
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
-  expect(check()).toBe(true);
+  return {
+    executor: make(),
+    make,
+    statuses,
+    lost,
+    until: (check: () => boolean) => changes.until(check),
+  };
 }
 
 describe("EcsExecutor", () => {
@@ -181,10 +190,11 @@ describe("EcsExecutor", () => {
   });
 
   it("retries placement failures with backoff and says so, then gives up as lost", async () => {
-    const { executor, statuses, lost } = await setup();
+    const { executor, statuses, lost, until } = await setup();
     fake.placementFailures.push([{ reason: "RESOURCE:MEMORY" }], [{ reason: "RESOURCE:CPU" }]);
     await executor.start(request("r1-d1"));
-    await until(() => fake.tasks.size === 1);
+    await until(() => statuses.some((status) => status.state === "started"));
+    expect(fake.tasks.size).toBe(1);
     expect(statuses.map((status) => status.state)).toEqual([
       "waiting-for-capacity",
       "waiting-for-capacity",

@@ -1,0 +1,103 @@
+import type { ChildProcess } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { cliEnv, makeRepo, runCli, startCli } from "./local-cli.js";
+
+/** A command that prints a line, then waits for the test to create the gate file. */
+const workflow = `version: 1
+name: watch
+on: { label: x }
+devbox: { secrets: [GATE] }
+nodes:
+  work:
+    kind: run
+    run: 'echo before-the-gate; while [ ! -f "$GATE" ]; do sleep 0.1; done; echo after-the-gate'
+`;
+
+/** Collects a child's output, and waits (boundedly) until it shows something. */
+function watch(child: ChildProcess) {
+  const seen = { stdout: "", stderr: "" };
+  child.stdout?.on("data", (chunk: Buffer) => (seen.stdout += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (seen.stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+  const until = async (test: (out: typeof seen) => boolean, what: string) => {
+    for (let i = 0; i < 600 && !test(seen); i++) await new Promise((r) => setTimeout(r, 100));
+    if (!test(seen)) throw new Error(`never saw ${what}; stdout: ${seen.stdout}\n${seen.stderr}`);
+  };
+  return { seen, exited, until };
+}
+
+describe("watching a local run", () => {
+  it("answers status, log --follow and a second run while a run holds the state directory", async () => {
+    const { repo, state, root } = makeRepo();
+    writeFileSync(join(root, "wf.yml"), workflow);
+    const gate = join(root, "gate");
+    const env = cliEnv({ GATE: gate });
+    const runChild = startCli(["run", join(root, "wf.yml"), "--repo", repo, "--state-dir", state], {
+      cwd: repo,
+      env,
+    });
+    const run = watch(runChild);
+    await run.until((out) => /run (r\w+) of watch/.test(out.stdout), "the run's id");
+    const runId = /run (r\w+) of watch/.exec(run.seen.stdout)?.[1] ?? "";
+    const follow = watch(
+      startCli(["log", "--follow", runId, "--state-dir", state], { cwd: repo, env }),
+    );
+    // The command's first line shows while the command still waits on the gate.
+    await follow.until((out) => out.stdout.includes("│ before-the-gate"), "live output");
+    expect(follow.seen.stdout).not.toContain("after-the-gate");
+
+    const status = await runCli(["status", runId, "--state-dir", state], { cwd: repo, env });
+    expect(status.stderr).toBe("");
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(new RegExp(`^${runId} +running`));
+
+    const second = await runCli(
+      ["run", join(root, "wf.yml"), "--repo", repo, "--state-dir", state],
+      {
+        cwd: repo,
+        env,
+      },
+    );
+    expect(second.code).toBe(4);
+    expect(second.stderr.trim().split("\n")).toEqual([
+      `clustercode run: the state directory ${state} is in use by run ${runId} (clustercode run, pid ${runChild.pid}); watch it with "clustercode log --follow ${runId}", or give another --state-dir`,
+    ]);
+
+    writeFileSync(gate, "");
+    expect(await run.exited).toBe(0);
+    expect(await follow.exited).toBe(0);
+    const lines = follow.seen.stdout.split("\n");
+    const after = lines.findIndex((line) => line.includes("│ after-the-gate"));
+    const done = lines.findIndex((line) => line.includes("● run succeeded"));
+    expect(after).toBeGreaterThan(-1);
+    expect(done).toBeGreaterThan(after);
+  }, 90_000);
+
+  it("shows a failed command's text and the end of its output in run and in log", async () => {
+    const { repo, state, root } = makeRepo();
+    writeFileSync(
+      join(root, "wf.yml"),
+      `version: 1\nname: fails\non: { label: x }\nnodes:\n  check:\n    kind: run\n    run: |\n      echo checking the widgets\n      echo widget 3 is broken >&2\n      exit 7\n`,
+    );
+    const run = await runCli(["run", join(root, "wf.yml"), "--repo", repo, "--state-dir", state], {
+      cwd: repo,
+    });
+    expect(run.code).toBe(1);
+    const shown = [
+      "    $ echo checking the widgets",
+      "    $ echo widget 3 is broken >&2",
+      "    $ exit 7",
+      "    │ checking the widgets",
+      "    │ widget 3 is broken",
+    ];
+    expect(run.stdout).toMatch(/✗ echo checking the widgets: exit 7/);
+    expect(run.stdout).toContain(shown.join("\n"));
+    const runId = /run (r\w+):/.exec(run.stdout)?.[1] ?? "";
+    const log = await runCli(["log", runId, "--state-dir", state], { cwd: repo });
+    expect(log.code).toBe(0);
+    expect(log.stdout).toMatch(/✗ echo checking the widgets: exit 7/);
+    for (const line of shown) expect(log.stdout).toContain(line);
+  }, 90_000);
+});
