@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import type { Effect } from "../engine/model.js";
 import { isSettled, type RunDocument } from "../runtime/runtime.js";
 import { StateDirHolder } from "../store/state-dir-holder.js";
 import type { StateDirReader } from "../store/state-dir-reader.js";
@@ -96,7 +97,11 @@ class Follower {
     if (run === undefined) return undefined;
     // Output first: what a command printed came before the evidence of its end.
     this.#print(await this.#logs.read());
-    for (const record of await reader.store.listEvidence(runId)) {
+    // The last transition's evidence is in the run's outbox before it reaches the log.
+    const pending = (run.outbox as Effect[]).flatMap((effect) =>
+      effect.type === "evidence" ? [{ seq: effect.evidenceSeq, entry: effect.entry }] : [],
+    );
+    for (const record of [...(await reader.store.listEvidence(runId)), ...pending]) {
       if (record.seq <= this.#seen) continue;
       this.#seen = record.seq;
       io.stdout.write(renderRecord(record, this.#narrator, format));
