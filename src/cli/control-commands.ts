@@ -18,7 +18,7 @@ type Values = Record<string, string | boolean | undefined>;
 function controlCommand(
   name: string,
   usage: string,
-  options: Record<string, { type: "string" }>,
+  options: Record<string, { type: "string" | "boolean" }>,
   eventOf?: (values: Values, rest: string[], io: CommandIo, at: number) => RunEvent,
 ): Command {
   return async (args, io) => {
@@ -92,14 +92,19 @@ export const approve = answer("approved");
 /** `clustercode reject RUN`. */
 export const reject = answer("rejected");
 
-/** `clustercode retry RUN [--as NAME]`. */
+/**
+ * `clustercode retry RUN [--reset-budget] [--as NAME]`: budgets carry over; `--reset-budget`
+ * gives a node (and the run) whose budget was used up a fresh one.
+ */
 export const retry = controlCommand(
   "retry",
-  "usage: clustercode retry RUN",
-  { as: { type: "string" } },
+  "usage: clustercode retry RUN [--reset-budget]",
+  { as: { type: "string" }, "reset-budget": { type: "boolean" } },
   (values, _rest, io, at) => ({
     type: "run.retry",
     actor: actor(values, io),
+    where: "clustercode retry",
+    ...(values["reset-budget"] === true ? { resetBudget: true } : {}),
     at,
   }),
 );

@@ -32,7 +32,8 @@ Commands:
   approve RUN          answer its approval [--node N] [--as NAME] [--note TEXT]
   reject RUN           reject its approval [--node N] [--as NAME] [--note REASON]
   resume RUN           continue a run whose process stopped; fires due timers
-  retry RUN            re-enter a failed run (or a lost node) with a new attempt
+  retry RUN            re-enter a failed run (or a lost node) with a new attempt;
+                       --reset-budget when a budget it needs was used up
   cancel RUN           stop the run and its DevBoxes
   resolve RUN succeeded|failed   answer a lost, non-idempotent node
   devbox               the DevBox agent (started by executors)

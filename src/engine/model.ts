@@ -64,7 +64,20 @@ export interface Visit {
   label?: string;
   reason?: string;
   costUsd: number;
+  /** A loop's iterations through this attempt, counting those of the attempts it carries on. */
+  iterations?: number;
+  /**
+   * When a loop attempt that carries on earlier attempts' budget started that budget: its
+   * wall clock counts from here, not from this attempt's start.
+   */
+  budgetSince?: number;
+  /** The loop budget an `exhausted` outcome used up. */
+  exhausted?: LoopBudget;
 }
+
+/** The loop budgets that can end a loop `exhausted`. */
+export type LoopBudget =
+  "max_iterations" | "max_cost_per_iteration_usd" | "max_daily_cost_usd" | "wall_clock";
 
 /** A DevBox the run holds. */
 export interface HeldDevBox {
@@ -148,6 +161,10 @@ export interface RunSnapshot {
   /** Crossings per edge, by the edge's index; never reset within a run. */
   traversals: Record<string, number>;
   costUsd: number;
+  /** When the run's wall clock runs out; kept across retries (a `--reset-budget` retry moves it). */
+  deadline?: number;
+  /** Spend a `--reset-budget` retry set aside: `budget.max_cost_usd` counts what came after. */
+  budgetBaseUsd?: number;
   devbox?: HeldDevBox;
   active?: ActiveNode;
   awaiting?: Awaiting;
@@ -198,7 +215,13 @@ export type RunEvent = { at: number } & (
       where?: string;
     }
   | { type: "run.cancel"; actor: string; reason?: string; where?: string }
-  | { type: "run.retry"; actor: string; where?: string }
+  | {
+      type: "run.retry";
+      actor: string;
+      where?: string;
+      /** Give the retried node (and the run) fresh budgets: needed when one was used up. */
+      resetBudget?: boolean;
+    }
   | {
       type: "run.resolve";
       outcome: "succeeded" | "failed";
