@@ -19,13 +19,24 @@ function prototypeOf(t: Transition): { node: PrototypeNode; progress: PrototypeP
   return { node, progress };
 }
 
+/**
+ * The branch of variant `index` in the run's `race`-th prototype race: `<run branch>-v<n>` in
+ * the first, `<run branch>-race<k>-v<n>` after. Named from the run's own branch, never from a
+ * previous winner's, so a re-entered prototype gets fresh, numbered branches.
+ */
+export function variantBranch(runBranch: string, race: number, index: number): string {
+  return `${runBranch}${race > 1 ? `-race${race}` : ""}-v${index + 1}`;
+}
+
 /** Starts every variant of the active prototype, each in its own DevBox on its own branch. */
 export function startPrototype(t: Transition): void {
   const node = t.node(t.active.node);
   if (node.kind !== "prototype") throw new Error("programmer error: not a prototype");
+  const nodes = t.definition.workflow.nodes;
+  const race = t.snapshot.visits.filter((visit) => nodes[visit.node]?.kind === "prototype").length;
   const variants: VariantState[] = node.variants.map((_, index) => ({
     index,
-    devbox: t.claimDevBox(`${t.snapshot.branch}-v${index + 1}`),
+    devbox: t.claimDevBox(variantBranch(t.definition.branch, race, index)),
     phase: "claim",
     gateIndex: 0,
     gateFailures: 0,
