@@ -131,7 +131,7 @@ export interface ActiveNode {
   visit: number;
   progress: NodeProgress;
   /** The outcome decided before the checkpoint that ends the node. */
-  pendingOutcome?: { outcome: string; reason?: string };
+  pendingOutcome?: { outcome: string; reason?: string; stop?: NodeStop };
   /** A node-timeout timer, when the node has a `timeout`. */
   timeoutTimer?: string;
   /** Whether an idempotent re-run after a lost DevBox was used. */
@@ -139,6 +139,12 @@ export interface ActiveNode {
   /** Loop iterations used by earlier attempts of this visit: the budget carries over. */
   iterationsBefore: number;
 }
+
+/**
+ * Why a container node was stopped before its work ended: its `timeout`, the run's budget or
+ * the run's wall clock. A stopped node still checkpoints before its DevBox is released.
+ */
+export type NodeStop = "timeout" | "budget" | "wall-clock";
 
 /** What a run in `awaiting_input` waits for. */
 export type Awaiting =
@@ -245,6 +251,8 @@ export type Effect = { seq: number } & (
   | { type: "devbox.claim"; devboxId: string; spec: DevBoxSpec }
   | { type: "devbox.release"; devboxId: string }
   | { type: "command.dispatch"; devboxId: string; request: CommandRequest }
+  /** Stop the command running in a DevBox (its result no longer matters); the DevBox stays. */
+  | { type: "command.interrupt"; devboxId: string; commandId: string }
   | { type: "timer.set"; timerId: string; dueAt: number }
   | { type: "timer.cancel"; timerId: string }
   | {

@@ -12,6 +12,7 @@ import { Transition } from "./transition.js";
 import { onJudge } from "./judging.js";
 import { onLedgerTotal, onWorkFinished } from "./work.js";
 import { retry, RUN_WALL_CLOCK_TIMER, runWallClock } from "./retry.js";
+import { CHECKPOINT_GRACE_MS, finishStop, stopNode } from "./stop.js";
 
 export { DEFAULT_RUN_WALL_CLOCK, RUN_WALL_CLOCK_TIMER } from "./retry.js";
 
@@ -213,7 +214,7 @@ function onTimer(t: Transition, timerId: string): string | undefined {
   delete s.timers[timerId];
   const active = s.active;
   if (timerId === RUN_WALL_CLOCK_TIMER) {
-    endRun(t, "failed", "run wall clock exceeded", active?.node);
+    stopNode(t, "wall-clock", "run wall clock exceeded");
   } else if (active?.progress.kind === "approval" && active.progress.timerId === timerId) {
     const node = t.node(active.node);
     const label = node.kind === "approval" ? (node.on_timeout ?? "rejected") : "rejected";
@@ -221,13 +222,14 @@ function onTimer(t: Transition, timerId: string): string | undefined {
     completeNode(t, label);
   } else if (active !== undefined && active.timeoutTimer === timerId) {
     delete active.timeoutTimer;
-    if (active.progress.kind === "prototype") {
-      for (const variant of active.progress.variants) t.releaseDevBox(variant.devbox);
+    const pending = active.pendingOutcome;
+    if (pending?.stop === undefined) {
+      stopNode(t, "timeout", "node timeout reached");
     } else {
-      t.releaseDevBox(s.devbox);
+      // The stopped node's checkpoint did not finish in its grace: go on without it.
+      t.record("checkpoint.abandoned", { node: active.node, graceMs: CHECKPOINT_GRACE_MS });
+      finishStop(t, pending.stop, pending.reason ?? pending.outcome);
     }
-    delete s.devbox;
-    completeNode(t, "timed_out", "node timeout reached");
   }
   return undefined;
 }

@@ -1,6 +1,7 @@
 import { parseDuration } from "../workflow/duration.js";
 import type { CommandResult } from "./commands.js";
-import { completeNode, endRun, finishContainer } from "./flow.js";
+import { completeNode, finishContainer } from "./flow.js";
+import { finishStop, stopNode } from "./stop.js";
 import type { LoopBudget, NodeProgress, RunEvent } from "./model.js";
 import { agentCommand, feedbackFile, loopPrompt } from "./prompts.js";
 import type { Transition } from "./transition.js";
@@ -21,7 +22,7 @@ export function addCost(t: Transition, usd: number | undefined): boolean {
   const max = t.definition.workflow.budget?.max_cost_usd;
   const spent = s.costUsd - (s.budgetBaseUsd ?? 0);
   if (max === undefined || spent <= max) return true;
-  endRun(t, "failed", `run budget exceeded: spent $${spent.toFixed(2)} of $${max}`, s.active?.node);
+  stopNode(t, "budget", `run budget exceeded: spent $${spent.toFixed(2)} of $${max}`);
   return false;
 }
 
@@ -65,16 +66,26 @@ export function onWorkFinished(t: Transition, result: CommandResult): void {
 }
 
 function onCheckpoint(t: Transition, result: CommandResult): void {
-  const s = t.snapshot;
   const pending = t.active.pendingOutcome ?? { outcome: "succeeded" };
+  if (pending.stop !== undefined) {
+    if (result.exitCode === 0) recordCheckpoint(t, result);
+    else t.record("checkpoint.failed", { node: t.active.node, exitCode: result.exitCode });
+    finishStop(t, pending.stop, pending.reason ?? pending.outcome);
+    return;
+  }
   if (result.exitCode !== 0) {
     completeNode(t, "failed", `checkpoint failed (exit ${result.exitCode})`);
     return;
   }
+  recordCheckpoint(t, result);
+  completeNode(t, pending.outcome, pending.reason);
+}
+
+function recordCheckpoint(t: Transition, result: CommandResult): void {
+  const s = t.snapshot;
   if (result.sha !== undefined) s.lastSha = result.sha;
   s.branchPushed = true;
   t.record("checkpoint", { node: t.active.node, branch: s.branch, sha: result.sha });
-  completeNode(t, pending.outcome, pending.reason);
 }
 
 function onLoopCommand(t: Transition, progress: LoopProgress, result: CommandResult): void {
