@@ -1,5 +1,6 @@
 import { completeNode, endRun } from "./flow.js";
 import type { NodeProgress, NodeStop } from "./model.js";
+import { stopVariants } from "./prototype.js";
 import type { Transition } from "./transition.js";
 import { utcDay } from "./utc-day.js";
 
@@ -18,7 +19,7 @@ const STOP_WORDS: Record<NodeStop, string> = {
  * by the run's budget or wall clock (the run ends `failed` with `reason`). A run or loop node
  * holding a ready DevBox first interrupts its running command and checkpoints what is there
  * (a commit on the run branch, pushed), so partial work survives; only then is the DevBox
- * released. A checkpoint that takes over {@link CHECKPOINT_GRACE_MS} is given up.
+ * released. A prototype does the same for each variant at work, on the variant's branch. A checkpoint that takes over {@link CHECKPOINT_GRACE_MS} is given up.
  */
 export function stopNode(t: Transition, stop: NodeStop, reason: string): void {
   const s = t.snapshot;
@@ -35,6 +36,11 @@ export function stopNode(t: Transition, stop: NodeStop, reason: string): void {
   }
   const node = t.node(active.node);
   const devbox = s.devbox;
+  if (node.kind === "prototype") {
+    if (stopVariants(t, STOP_WORDS[stop])) beginStop(t, stop, reason);
+    else finishStop(t, stop, reason);
+    return;
+  }
   if ((node.kind !== "run" && node.kind !== "loop") || devbox?.ready !== true) {
     finishStop(t, stop, reason);
     return;
@@ -46,17 +52,7 @@ export function stopNode(t: Transition, stop: NodeStop, reason: string): void {
     t.emit({ type: "command.interrupt", devboxId: devbox.id, commandId: running });
   }
   returnUnusedReservation(t, progress);
-  t.record("node.stopping", {
-    node: active.node,
-    attempt: t.visit.attempt,
-    stop,
-    reason,
-    ...(running === undefined ? {} : { interrupted: running }),
-  });
-  active.pendingOutcome = { ...stopOutcome(stop, reason), stop };
-  t.cancelTimer(active.timeoutTimer);
-  active.timeoutTimer = `checkpoint:${active.visit}:${t.visit.attempt}`;
-  t.setTimer(active.timeoutTimer, t.at + CHECKPOINT_GRACE_MS);
+  beginStop(t, stop, reason, running);
   if (isCheckpointing(progress)) return; // the checkpoint in flight saves the work
   const message = `clustercode: checkpoint ${active.node} (${STOP_WORDS[stop]})`;
   const commandId = t.dispatch(devbox.id, { type: "checkpoint", message });
@@ -64,6 +60,22 @@ export function stopNode(t: Transition, stop: NodeStop, reason: string): void {
     progress.kind === "loop"
       ? { ...progress, step: "checkpoint", commandId }
       : { kind: "exec", commandId, step: "checkpoint" };
+}
+
+/** Records the stop and gives the checkpoints {@link CHECKPOINT_GRACE_MS} to finish. */
+function beginStop(t: Transition, stop: NodeStop, reason: string, interrupted?: string): void {
+  const active = t.active;
+  t.record("node.stopping", {
+    node: active.node,
+    attempt: t.visit.attempt,
+    stop,
+    reason,
+    ...(interrupted === undefined ? {} : { interrupted }),
+  });
+  active.pendingOutcome = { ...stopOutcome(stop, reason), stop };
+  t.cancelTimer(active.timeoutTimer);
+  active.timeoutTimer = `checkpoint:${active.visit}:${t.visit.attempt}`;
+  t.setTimer(active.timeoutTimer, t.at + CHECKPOINT_GRACE_MS);
 }
 
 /** A stopped node's checkpoint ended (or its grace ran out): the stop takes effect. */
@@ -76,7 +88,11 @@ export function finishStop(t: Transition, stop: NodeStop, reason: string): void 
   // A timed-out DevBox may be in any state: the next node starts in a new one.
   const progress = s.active?.progress;
   if (progress?.kind === "prototype") {
-    for (const variant of progress.variants) t.releaseDevBox(variant.devbox);
+    for (const variant of progress.variants) {
+      if (variant.phase !== "failed" && variant.phase !== "cancelled") {
+        t.releaseDevBox(variant.devbox);
+      }
+    }
   } else {
     t.releaseDevBox(s.devbox);
   }

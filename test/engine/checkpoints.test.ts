@@ -149,3 +149,40 @@ describe("a stopped container node checkpoints before its DevBox is released", (
     });
   });
 });
+
+describe("a stopped prototype checkpoints each variant at work on its own branch", () => {
+  const workflow = workflowOf(`version: 1
+name: race
+on: { label: go }
+nodes:
+  design:
+    kind: prototype
+    brief: Sketch it
+    variants: [{ engine: claude }, { engine: codex }]
+    gates: [{ name: ok, run: test -s DESIGN.md }]
+    select: first
+    timeout: 1h
+`);
+
+  it("on its timeout: interrupts each variant, checkpoints it, releases it, then times out", () => {
+    const sim = new SimulatedRun(definitionOf(workflow), { pause: isAgentTurn }).start();
+    const turns = agentTurnIds(sim);
+    expect(turns).toHaveLength(2);
+    sim.send({ type: "timer.fired", timerId: "timeout:0:1", at: sim.tick() });
+    sim.drain();
+    const claimed = sim.effects.flatMap((e) => (e.type === "devbox.claim" ? [e.devboxId] : []));
+    expect(story(sim.effects)).toEqual([
+      `interrupt ${turns[0]}`,
+      'checkpoint "clustercode: checkpoint design variant 1 (timed out)"',
+      `interrupt ${turns[1]}`,
+      'checkpoint "clustercode: checkpoint design variant 2 (timed out)"',
+      `release ${claimed[0]}`,
+      `release ${claimed[1]}`,
+    ]);
+    const saved = sim.effects.flatMap((e) =>
+      e.type === "evidence" && e.entry.kind === "variant.checkpoint" ? [e.entry.branch] : [],
+    );
+    expect(saved).toEqual(["clustercode/1-r1-v1", "clustercode/1-r1-v2"]);
+    expect(sim.snapshot).toMatchObject({ status: "failed", reason: "design timed_out" });
+  });
+});
