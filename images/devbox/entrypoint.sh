@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The DevBox container's entrypoint: keeps a GitHub token for git fresh through the internal
-# API, clones the run's repository, then becomes the DevBox agent (`clustercode devbox`).
+# API, clones the run's repository (from github.com or a GitHub Enterprise Server, over https or
+# http), then becomes the DevBox agent (`clustercode devbox`).
 # The token is an installation token for this one repository with contents: write only.
 set -euo pipefail
 
@@ -24,12 +25,16 @@ refresh_token() {
   [[ -n "$token" ]] || return 1
   (
     umask 077
-    printf 'https://x-access-token:%s@github.com\n' "$token" >"$credentials.new"
+    printf '%s://x-access-token:%s@%s\n' "$git_protocol" "$token" "$git_host" >"$credentials.new"
   )
   mv "$credentials.new" "$credentials"
 }
 
-if [[ "$CLUSTERCODE_REPOSITORY" == https://github.com/* ]]; then
+# An http(s) repository URL (github.com, or a GitHub Enterprise Server over https or plain http)
+# gets the token for its own host and protocol; a local path is cloned as it is.
+if [[ "$CLUSTERCODE_REPOSITORY" =~ ^(https?)://([^/@]+)/ ]]; then
+  git_protocol="${BASH_REMATCH[1]}"
+  git_host="${BASH_REMATCH[2]}"
   git config --global credential.helper "store --file=$credentials"
   if ! refresh_token; then
     echo "clustercode devbox: no GitHub token from the internal API; cloning without one" >&2

@@ -132,9 +132,14 @@ ${RUN_OPTIONS}`,
   retry: {
     synopsis: "retry RUN",
     summary: "re-enter a failed run (or a lost node) with a new attempt",
-    help: `Usage: clustercode retry RUN [--as NAME]
+    help: `Usage: clustercode retry RUN [--reset-budget] [--as NAME]
 
-Re-enters a failed run at the node it stopped at (or a lost node) with a new attempt.
+Re-enters a failed run at the node it stopped at (or a lost node) with a new attempt. Budgets,
+spend and the run's wall clock carry over: a retry that needs a used-up budget is refused
+(exit 4) and says which.
+
+  --reset-budget       give the retried node fresh budgets (recorded with who asked)
+  --as NAME            who asks (default $USER)
 ${RUN_OPTIONS}`,
     load: control("retry"),
   },

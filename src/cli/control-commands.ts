@@ -129,14 +129,19 @@ export const approve = answer("approved");
 /** `clustercode reject RUN`. */
 export const reject = answer("rejected");
 
-/** `clustercode retry RUN [--as NAME]`. */
+/**
+ * `clustercode retry RUN [--reset-budget] [--as NAME]`: budgets carry over; `--reset-budget`
+ * gives a node (and the run) whose budget was used up a fresh one.
+ */
 export const retry = controlCommand(
   "retry",
-  "usage: clustercode retry RUN",
-  { as: { type: "string" } },
+  "usage: clustercode retry RUN [--reset-budget]",
+  { as: { type: "string" }, "reset-budget": { type: "boolean" } },
   (values, _rest, io, at) => ({
     type: "run.retry",
     actor: actor(values, io),
+    where: "clustercode retry",
+    ...(values["reset-budget"] === true ? { resetBudget: true } : {}),
     at,
   }),
 );

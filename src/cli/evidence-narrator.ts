@@ -81,6 +81,10 @@ export function describeEvidence(entry: EvidenceEntry): string | undefined {
       return `⏸ ${e.node} waits for approval${e.message === undefined ? "" : `: ${e.message}`}`;
     case "approval.answered":
       return `  ✔ ${e.decision} by ${e.actor}`;
+    case "node.stopping":
+      return `  ⏹ ${e.node} stopped (${e.reason}): checkpointing its work first`;
+    case "budget.reset":
+      return `  ↺ budgets reset by ${e.actor} for ${e.node}`;
     case "attempt.lost":
       return `  ⚠ attempt ${e.attempt ?? ""} lost: ${e.reason}`;
     case "run.finished":

@@ -69,13 +69,14 @@ export const status: Command = async (args, io) => {
     }
     for (const state of states) {
       const shown = standing(state, holder);
+      const why = state.reason ?? awaitingNote(state);
       io.stdout.write(
-        `${state.runId}  ${shown.padEnd(14)}  ${state.branch}${state.reason === undefined ? "" : `  (${state.reason})`}\n`,
+        `${state.runId}  ${shown.padEnd(14)}  ${state.branch}${why === undefined ? "" : `  (${why})`}\n`,
       );
       if (runId === undefined) continue;
-      for (const visit of state.visits) {
+      for (const [index, visit] of state.visits.entries()) {
         io.stdout.write(
-          `  ${visit.node.padEnd(20)} attempt ${visit.attempt}  ${visit.outcome ?? shown}${visit.label === undefined ? "" : ` → ${visit.label}`}\n`,
+          `  ${visit.node.padEnd(20)} attempt ${visit.attempt}  ${visit.outcome ?? (shown === "interrupted" ? shown : openVisitState(state, index))}${visit.label === undefined ? "" : ` → ${visit.label}`}\n`,
         );
       }
       if (shown === "interrupted") {
@@ -88,6 +89,24 @@ export const status: Command = async (args, io) => {
     return 0;
   });
 };
+
+/** What a run awaiting input waits for, in a few words. */
+function awaitingNote(state: RunSnapshot): string | undefined {
+  switch (state.awaiting?.kind) {
+    case "approval":
+      return `waiting for approval of ${state.awaiting.node}`;
+    case "lost":
+      return `${state.awaiting.node} was lost: waiting for retry or resolve`;
+    case undefined:
+      return undefined;
+  }
+}
+
+/** The state of the visit at `index` that has no outcome yet. */
+function openVisitState(state: RunSnapshot, index: number): string {
+  if (state.active?.visit !== index) return "running";
+  return state.awaiting?.kind === "approval" ? "awaiting approval" : "running";
+}
 
 /**
  * `clustercode log RUN [--follow]`: the run's evidence log, in order; with `--follow`, then its

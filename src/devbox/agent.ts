@@ -77,6 +77,8 @@ export async function runDevBoxAgent(options: DevBoxAgentOptions): Promise<numbe
 
   let lastContact = Date.now();
   let running: string | undefined;
+  // Stops the running command (not the agent) when the runtime interrupts it.
+  let interruptRunning: ((commandId: string) => void) | undefined;
   let beating = false;
   const client = new ApiClient({
     apiUrl: options.apiUrl,
@@ -98,6 +100,7 @@ export async function runDevBoxAgent(options: DevBoxAgentOptions): Promise<numbe
       .then(
         (answer) => {
           if ("stop" in answer) stop(AGENT_EXIT.stopped, "released by the runtime");
+          else if (answer.interrupt !== undefined) interruptRunning?.(answer.interrupt);
         },
         (error: unknown) => {
           if (isRejection(error)) stop(AGENT_EXIT.apiRejected, (error as Error).message);
@@ -196,6 +199,12 @@ export async function runDevBoxAgent(options: DevBoxAgentOptions): Promise<numbe
       }
       await journal.markStarted(commandId);
       running = commandId;
+      const interrupted = new AbortController();
+      interruptRunning = (id) => {
+        if (id !== commandId || interrupted.signal.aborted) return;
+        log.write(`clustercode devbox: interrupting ${commandId}, as the runtime asked\n`);
+        interrupted.abort();
+      };
       beat();
       log.write(`clustercode devbox: running ${commandId} (${request.command.type})\n`);
       let result: CommandResult;
@@ -205,7 +214,7 @@ export async function runDevBoxAgent(options: DevBoxAgentOptions): Promise<numbe
           env,
           tmpRoot,
           branch: settings.branch,
-          signal: life.signal,
+          signal: AbortSignal.any([life.signal, interrupted.signal]),
           onSpawn: (pid) => journal.setRunning({ commandId, pid }),
           tee,
           credentials,
@@ -214,7 +223,14 @@ export async function runDevBoxAgent(options: DevBoxAgentOptions): Promise<numbe
       } finally {
         endOfOutput();
         running = undefined;
+        interruptRunning = undefined;
         journal.clearRunning();
+      }
+      if (interrupted.signal.aborted) {
+        result = {
+          ...result,
+          output: `${result.output}\nclustercode: interrupted by the runtime\n`,
+        };
       }
       // Killed part-way: the outcome is unknown and the journal keeps saying "started".
       if (life.signal.aborted) return undefined;

@@ -1,6 +1,7 @@
 import { ECSClient } from "@aws-sdk/client-ecs";
 import { EcsError } from "./ecs-error.js";
 import { EcsExecutor, type EcsExecutorOptions } from "./ecs-executor.js";
+import { gitHostBaseUrl } from "./git-host.js";
 import { AGENT_ENV } from "./protocol.js";
 
 /** The environment variables that configure the ECS executor. */
@@ -100,6 +101,7 @@ export function ecsExecutorFromEnv(
     region,
     secretArnPrefix: `arn:${role?.[1] ?? "aws"}:secretsmanager:${region}:${account ?? ""}:secret:`,
     agentEnv,
+    gitHost: gitHostBaseUrl(env),
     ...(subnets === undefined ? {} : { subnets }),
     ...(securityGroups === undefined ? {} : { securityGroups }),
     ...(logGroup === undefined ? {} : { logGroup }),

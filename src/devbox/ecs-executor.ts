@@ -33,6 +33,8 @@ export interface EcsExecutorOptions extends Omit<TaskDefinitionSettings, "networ
   pollIntervalMs?: number;
   /** The agent's timings passed on to DevBoxes (`CLUSTERCODE_DEVBOX_*_MS`), when set. */
   agentEnv?: Record<string, string>;
+  /** Where `owner/name` repositories are cloned from; default https://github.com/. */
+  gitHost?: URL;
   /** The GitHub repository of a StartRequest's `repository`; default {@link githubRepositoryOf}. */
   repositoryOf?: (repository: string) => RepositoryRef | undefined;
   /** Told what each DevBox's task is doing: placed, waiting for capacity, stopped. */

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { repositoryCloneUrl } from "./git-host.js";
 import type { RepositoryRef } from "./ecs-task-definitions.js";
 
 const TOKEN_LIMIT = 64;
@@ -42,10 +43,13 @@ export function githubRepositoryOf(repository: string): RepositoryRef | undefine
   return { owner: match[1], name: match[2] };
 }
 
-/** The URL a DevBox clones: `owner/name` becomes its GitHub HTTPS URL; anything else is kept. */
-export function cloneUrlOf(repository: string): string {
+/**
+ * The URL a DevBox clones: `owner/name` becomes its URL on `gitHost` (github.com over https
+ * unless the app talks to a GitHub Enterprise Server); anything else is kept.
+ */
+export function cloneUrlOf(repository: string, gitHost = new URL("https://github.com/")): string {
   return /^[A-Za-z0-9-]+\/[A-Za-z0-9._-]+$/.test(repository)
-    ? `https://github.com/${repository}.git`
+    ? repositoryCloneUrl(gitHost, repository)
     : repository;
 }
 

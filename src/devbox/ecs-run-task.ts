@@ -39,7 +39,7 @@ export function runTaskInput(
     [AGENT_ENV.secrets]: JSON.stringify(spec.secrets),
     [ENTRYPOINT_ENV.apiUrl]: request.apiUrl,
     [ENTRYPOINT_ENV.devboxId]: devboxId,
-    [ENTRYPOINT_ENV.repository]: cloneUrlOf(request.repository),
+    [ENTRYPOINT_ENV.repository]: cloneUrlOf(request.repository, options.gitHost),
   }).map(([name, value]) => ({ name, value }));
   const { subnets, securityGroups } = options;
   return {

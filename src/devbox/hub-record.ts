@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { CommandRequest } from "../engine/commands.js";
 import { DevBoxError } from "./errors.js";
-import { isValidFileName, MAX_WAIT_SECONDS } from "./protocol.js";
+import { isValidFileName, MAX_WAIT_SECONDS, type HeartbeatResponse } from "./protocol.js";
 
 /** What the hub knows about one registered DevBox. */
 export interface DevBoxRecord {
@@ -24,6 +24,8 @@ export interface DevBoxRecord {
   dispatched: Set<string>;
   delivered: Set<string>;
   finished: Set<string>;
+  /** Commands the runtime wants stopped; the heartbeat tells the agent. */
+  interrupted: Set<string>;
   /** Long-polls waiting for work. */
   waiters: Set<() => void>;
 }
@@ -56,6 +58,7 @@ export function createRecord(
     dispatched: new Set(),
     delivered: new Set(),
     finished: new Set(),
+    interrupted: new Set(),
     waiters: new Set(),
   };
 }
@@ -91,4 +94,25 @@ export function waitForWork(
     record.waiters.add(done);
     response.on("close", done);
   });
+}
+
+/**
+ * Marks command `commandId` for stopping: one the agent has not received yet is taken back, a
+ * running one is named in the answer to the agent's next heartbeat. Safe for unknown ids.
+ */
+export function interruptCommand(record: DevBoxRecord, commandId: string): void {
+  if (record.state !== "active" || record.finished.has(commandId)) return;
+  if (!record.delivered.has(commandId)) {
+    record.pending = record.pending.filter((pending) => pending.commandId !== commandId);
+  }
+  record.interrupted.add(commandId);
+}
+
+/** The answer to a heartbeat: stop, interrupt the running command, or go on. */
+export function heartbeatAnswer(record: DevBoxRecord): HeartbeatResponse {
+  if (record.state !== "active") return { stop: true };
+  const running = record.running;
+  return running !== undefined && record.interrupted.has(running)
+    ? { ok: true, interrupt: running }
+    : { ok: true };
 }

@@ -10,6 +10,8 @@ import {
   waitForWork,
   wake,
   type DevBoxRecord,
+  heartbeatAnswer,
+  interruptCommand,
 } from "./hub-record.js";
 import { readJsonBody, sendJson } from "./http-json.js";
 import type { RepoTokenProvider } from "./repo-token.js";
@@ -157,6 +159,12 @@ export class DevBoxHub {
     wake(record);
   }
 
+  /** Asks the DevBox to stop command `commandId` (see {@link interruptCommand}). */
+  interrupt(devboxId: string, commandId: string): void {
+    const record = this.#devboxes.get(devboxId);
+    if (record !== undefined) interruptCommand(record, commandId);
+  }
+
   /** Tells the DevBox to exit at its next poll or heartbeat. Safe to call twice or for unknown ids. */
   release(devboxId: string): void {
     const record = this.#devboxes.get(devboxId);
@@ -285,7 +293,7 @@ export class DevBoxHub {
     const heartbeat = heartbeatBodySchema.safeParse(body.value);
     if (!heartbeat.success) return badRequest(response, describeIssues(heartbeat.error));
     record.running = heartbeat.data.running;
-    return sendJson(response, 200, record.state === "active" ? { ok: true } : { stop: true });
+    return sendJson(response, 200, heartbeatAnswer(record));
   }
 
   /** `GET commands?wait=S`: answers at once when there is work or a stop, else holds the poll. */

@@ -8,7 +8,7 @@
  * | `POST ready` | {@link ReadyBody} | `{ ok: true }` |
  * | `GET commands?wait=S` | — | {@link PollResponse}, after at most `min(S, 30)` seconds |
  * | `POST results` | `CommandResult` | `{ ok: true }` (duplicates too) |
- * | `POST heartbeat` | {@link HeartbeatBody} | {@link HeartbeatResponse} |
+ * | `POST heartbeat` | {@link HeartbeatBody} | {@link HeartbeatResponse} (may ask to interrupt) |
  *
  * Errors answer `{ error: message }` with 400 (bad body), 401 (wrong or missing token, and
  * nothing more is said), 404, 405, 409 (a result for a command never dispatched), 413.
@@ -180,10 +180,14 @@ export const pollResponseSchema = z.union([
 /** The answer to `GET commands`. */
 export type PollResponse = z.output<typeof pollResponseSchema>;
 
-/** The answer to `POST heartbeat`: `stop` once the DevBox is released or declared lost. */
+/**
+ * The answer to `POST heartbeat`: `stop` once the DevBox is released or declared lost;
+ * `interrupt` names the running command when the runtime wants it stopped (its node timed out
+ * or the run's wall clock ran out), so the DevBox can go on to checkpoint the work.
+ */
 export const heartbeatResponseSchema = z.union([
   z.object({ stop: z.literal(true) }),
-  z.object({ ok: z.literal(true) }),
+  z.object({ ok: z.literal(true), interrupt: z.string().exactOptional() }),
 ]);
 /** The answer to `POST heartbeat`. */
 export type HeartbeatResponse = z.output<typeof heartbeatResponseSchema>;

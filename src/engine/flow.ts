@@ -22,11 +22,21 @@ export function enterNode(
   t: Transition,
   nodeId: string,
   attempt = 1,
-  carry: { lostRerun: boolean; iterations: number } = { lostRerun: false, iterations: 0 },
+  carry: { lostRerun: boolean; iterations: number; since?: number } = {
+    lostRerun: false,
+    iterations: 0,
+  },
 ): void {
   const node = t.node(nodeId);
   const s = t.snapshot;
-  s.visits.push({ node: nodeId, attempt, startedAt: t.at, costUsd: 0 });
+  s.visits.push({
+    node: nodeId,
+    attempt,
+    startedAt: t.at,
+    costUsd: 0,
+    ...(node.kind === "loop" && carry.iterations > 0 ? { iterations: carry.iterations } : {}),
+    ...(node.kind === "loop" && carry.since !== undefined ? { budgetSince: carry.since } : {}),
+  });
   s.active = {
     node: nodeId,
     visit: s.visits.length - 1,

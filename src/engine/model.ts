@@ -77,7 +77,20 @@ export interface Visit {
   label?: string;
   reason?: string;
   costUsd: number;
+  /** A loop's iterations through this attempt, counting those of the attempts it carries on. */
+  iterations?: number;
+  /**
+   * When a loop attempt that carries on earlier attempts' budget started that budget: its
+   * wall clock counts from here, not from this attempt's start.
+   */
+  budgetSince?: number;
+  /** The loop budget an `exhausted` outcome used up. */
+  exhausted?: LoopBudget;
 }
+
+/** The loop budgets that can end a loop `exhausted`. */
+export type LoopBudget =
+  "max_iterations" | "max_cost_per_iteration_usd" | "max_daily_cost_usd" | "wall_clock";
 
 /** A DevBox the run holds. */
 export interface HeldDevBox {
@@ -131,7 +144,7 @@ export interface ActiveNode {
   visit: number;
   progress: NodeProgress;
   /** The outcome decided before the checkpoint that ends the node. */
-  pendingOutcome?: { outcome: string; reason?: string };
+  pendingOutcome?: { outcome: string; reason?: string; stop?: NodeStop };
   /** A node-timeout timer, when the node has a `timeout`. */
   timeoutTimer?: string;
   /** Whether an idempotent re-run after a lost DevBox was used. */
@@ -139,6 +152,12 @@ export interface ActiveNode {
   /** Loop iterations used by earlier attempts of this visit: the budget carries over. */
   iterationsBefore: number;
 }
+
+/**
+ * Why a container node was stopped before its work ended: its `timeout`, the run's budget or
+ * the run's wall clock. A stopped node still checkpoints before its DevBox is released.
+ */
+export type NodeStop = "timeout" | "budget" | "wall-clock";
 
 /** What a run in `awaiting_input` waits for. */
 export type Awaiting =
@@ -161,6 +180,10 @@ export interface RunSnapshot {
   /** Crossings per edge, by the edge's index; never reset within a run. */
   traversals: Record<string, number>;
   costUsd: number;
+  /** When the run's wall clock runs out; kept across retries (a `--reset-budget` retry moves it). */
+  deadline?: number;
+  /** Spend a `--reset-budget` retry set aside: `budget.max_cost_usd` counts what came after. */
+  budgetBaseUsd?: number;
   devbox?: HeldDevBox;
   active?: ActiveNode;
   awaiting?: Awaiting;
@@ -211,7 +234,13 @@ export type RunEvent = { at: number } & (
       where?: string;
     }
   | { type: "run.cancel"; actor: string; reason?: string; where?: string }
-  | { type: "run.retry"; actor: string; where?: string }
+  | {
+      type: "run.retry";
+      actor: string;
+      where?: string;
+      /** Give the retried node (and the run) fresh budgets: needed when one was used up. */
+      resetBudget?: boolean;
+    }
   | {
       type: "run.resolve";
       outcome: "succeeded" | "failed";
@@ -235,6 +264,8 @@ export type Effect = { seq: number } & (
   | { type: "devbox.claim"; devboxId: string; spec: DevBoxSpec }
   | { type: "devbox.release"; devboxId: string }
   | { type: "command.dispatch"; devboxId: string; request: CommandRequest }
+  /** Stop the command running in a DevBox (its result no longer matters); the DevBox stays. */
+  | { type: "command.interrupt"; devboxId: string; commandId: string }
   | { type: "timer.set"; timerId: string; dueAt: number }
   | { type: "timer.cancel"; timerId: string }
   | {

@@ -2,6 +2,7 @@ import type { WorkflowNode } from "../workflow/workflow.schema.js";
 import type { CommandResult } from "./commands.js";
 import { completeNode } from "./flow.js";
 import type { NodeProgress, VariantState } from "./model.js";
+import { finishStop } from "./stop.js";
 import { agentCommand } from "./prompts.js";
 import type { Transition } from "./transition.js";
 import { prototypeJudgeRequest } from "./judging.js";
@@ -19,13 +20,24 @@ function prototypeOf(t: Transition): { node: PrototypeNode; progress: PrototypeP
   return { node, progress };
 }
 
+/**
+ * The branch of variant `index` in the run's `race`-th prototype race: `<run branch>-v<n>` in
+ * the first, `<run branch>-race<k>-v<n>` after. Named from the run's own branch, never from a
+ * previous winner's, so a re-entered prototype gets fresh, numbered branches.
+ */
+export function variantBranch(runBranch: string, race: number, index: number): string {
+  return `${runBranch}${race > 1 ? `-race${race}` : ""}-v${index + 1}`;
+}
+
 /** Starts every variant of the active prototype, each in its own DevBox on its own branch. */
 export function startPrototype(t: Transition): void {
   const node = t.node(t.active.node);
   if (node.kind !== "prototype") throw new Error("programmer error: not a prototype");
+  const nodes = t.definition.workflow.nodes;
+  const race = t.snapshot.visits.filter((visit) => nodes[visit.node]?.kind === "prototype").length;
   const variants: VariantState[] = node.variants.map((_, index) => ({
     index,
-    devbox: t.claimDevBox(`${t.snapshot.branch}-v${index + 1}`),
+    devbox: t.claimDevBox(variantBranch(t.definition.branch, race, index)),
     phase: "claim",
     gateIndex: 0,
     gateFailures: 0,
@@ -86,6 +98,10 @@ export function onVariantCommand(
     ...(result.usage === undefined ? {} : { usage: result.usage }),
   });
   if (!addCost(t, result.costUsd)) return;
+  if (t.active.pendingOutcome?.stop !== undefined) {
+    onStoppedVariantCheckpoint(t, variant, result);
+    return;
+  }
   const gates = node.gates ?? [];
   if (variant.phase === "checkpoint") {
     if (result.exitCode !== 0) {
@@ -140,8 +156,70 @@ function failVariant(t: Transition, variant: VariantState, reason: string): void
   decide(t);
 }
 
+/**
+ * Stops the race: each variant at work is interrupted and checkpointed on its own branch, one
+ * still starting is released. False when no variant has work to save.
+ */
+export function stopVariants(t: Transition, why: string): boolean {
+  const { progress } = prototypeOf(t);
+  let saving = false;
+  for (const variant of progress.variants) {
+    if (variant.phase === "claim") {
+      variant.phase = "cancelled";
+      t.releaseDevBox(variant.devbox);
+    } else if (variant.phase === "agent" || variant.phase === "gates") {
+      // A command whose result just came in is over already: interrupting it does nothing.
+      if (variant.commandId !== undefined) {
+        t.emit({
+          type: "command.interrupt",
+          devboxId: variant.devbox.id,
+          commandId: variant.commandId,
+        });
+      }
+      variant.phase = "checkpoint";
+      const message = `clustercode: checkpoint ${t.active.node} variant ${variant.index + 1} (${why})`;
+      variant.commandId = t.dispatch(variant.devbox.id, { type: "checkpoint", message });
+    }
+    saving ||= variant.phase === "checkpoint";
+  }
+  return saving;
+}
+
+/** A variant of a stopped prototype checkpointed: the stop takes effect after the last one. */
+function onStoppedVariantCheckpoint(
+  t: Transition,
+  variant: VariantState,
+  result: CommandResult,
+): void {
+  const pending = t.active.pendingOutcome;
+  if (variant.phase !== "checkpoint" || pending?.stop === undefined) return;
+  t.record(result.exitCode === 0 ? "variant.checkpoint" : "checkpoint.failed", {
+    node: t.active.node,
+    variant: variant.index + 1,
+    branch: variant.devbox.branch,
+    ...(result.sha === undefined ? {} : { sha: result.sha }),
+    exitCode: result.exitCode,
+  });
+  variant.phase = "cancelled";
+  delete variant.commandId;
+  t.releaseDevBox(variant.devbox);
+  finishWhenSaved(t);
+}
+
+/** Ends a stopped prototype once no variant is still checkpointing; true when it was stopped. */
+function finishWhenSaved(t: Transition): boolean {
+  const { progress } = prototypeOf(t);
+  const pending = t.active.pendingOutcome;
+  if (pending?.stop === undefined) return false;
+  if (!progress.variants.some((variant) => variant.phase === "checkpoint")) {
+    finishStop(t, pending.stop, pending.reason ?? pending.outcome);
+  }
+  return true;
+}
+
 /** Picks the winner when the race allows it: the first to pass, or the judge's choice. */
 function decide(t: Transition): void {
+  if (finishWhenSaved(t)) return;
   const { node, progress } = prototypeOf(t);
   const passed = progress.variants.filter((variant) => variant.phase === "passed");
   const done = progress.variants.every(

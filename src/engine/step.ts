@@ -11,11 +11,10 @@ import { onVariantCommand, onVariantLost, onVariantReady, variantOn } from "./pr
 import { Transition } from "./transition.js";
 import { onJudge } from "./judging.js";
 import { onLedgerTotal, onWorkFinished } from "./work.js";
+import { retry, RUN_WALL_CLOCK_TIMER, runWallClock } from "./retry.js";
+import { CHECKPOINT_GRACE_MS, finishStop, stopNode } from "./stop.js";
 
-/** Id of the timer that bounds the whole run. */
-export const RUN_WALL_CLOCK_TIMER = "run:wall-clock";
-/** A run's wall clock when its workflow sets none. */
-export const DEFAULT_RUN_WALL_CLOCK = "24h";
+export { DEFAULT_RUN_WALL_CLOCK, RUN_WALL_CLOCK_TIMER } from "./retry.js";
 
 /** The snapshot of a run that has not started yet. */
 export function createSnapshot(definition: RunDefinition, at: number): RunSnapshot {
@@ -71,8 +70,8 @@ function apply(t: Transition, event: RunEvent): string | undefined {
       if (cleaned !== undefined && Object.values(cleaned).some((count) => count > 0)) {
         t.record("brief.cleaned", { removed: cleaned });
       }
-      const wallClock = t.definition.workflow.budget?.wall_clock ?? DEFAULT_RUN_WALL_CLOCK;
-      t.setTimer(RUN_WALL_CLOCK_TIMER, t.at + parseDuration(wallClock));
+      s.deadline = t.at + parseDuration(runWallClock(t));
+      t.setTimer(RUN_WALL_CLOCK_TIMER, s.deadline);
       enterNode(t, entry);
       return undefined;
     }
@@ -149,30 +148,6 @@ function whereOf(event: { where?: string }): { where?: string } {
   return event.where === undefined ? {} : { where: event.where };
 }
 
-function retry(t: Transition, event: { actor: string; where?: string }): string | undefined {
-  const s = t.snapshot;
-  const lost = s.awaiting?.kind === "lost" ? s.awaiting.node : undefined;
-  const node = lost ?? (s.status === "failed" ? s.failedNode : undefined);
-  if (node === undefined) {
-    return s.status === "failed"
-      ? "this run failed before any node ran, so there is nothing to retry"
-      : "only a failed run, or a lost node waiting for an answer, can be retried";
-  }
-  const attempt =
-    Math.max(0, ...s.visits.filter((visit) => visit.node === node).map((visit) => visit.attempt)) +
-    1;
-  const carried = s.active?.iterationsBefore ?? 0;
-  delete s.active;
-  t.record("run.retried", { node, attempt, actor: event.actor, ...whereOf(event) });
-  if (lost === undefined) {
-    delete s.reason;
-    const wallClock = t.definition.workflow.budget?.wall_clock ?? DEFAULT_RUN_WALL_CLOCK;
-    t.setTimer(RUN_WALL_CLOCK_TIMER, t.at + parseDuration(wallClock));
-  }
-  enterNode(t, node, attempt, { lostRerun: true, iterations: carried });
-  return undefined;
-}
-
 function onReady(t: Transition, devboxId: string, ok: boolean, error?: string): string | undefined {
   const s = t.snapshot;
   const variant = variantOn(t, devboxId);
@@ -220,10 +195,10 @@ function onLost(t: Transition, devboxId: string, reason: string): string | undef
   visit.endedAt = t.at;
   visit.reason = reason;
   t.cancelTimer(active.timeoutTimer);
-  const iterations =
-    active.progress.kind === "loop" ? active.progress.iteration : active.iterationsBefore;
+  const iterations = visit.iterations ?? 0;
   if (node.idempotent !== false && !active.lostRerun) {
-    enterNode(t, active.node, visit.attempt + 1, { lostRerun: true, iterations });
+    const since = visit.budgetSince ?? visit.startedAt;
+    enterNode(t, active.node, visit.attempt + 1, { lostRerun: true, iterations, since });
     return undefined;
   }
   s.status = "awaiting_input";
@@ -239,7 +214,7 @@ function onTimer(t: Transition, timerId: string): string | undefined {
   delete s.timers[timerId];
   const active = s.active;
   if (timerId === RUN_WALL_CLOCK_TIMER) {
-    endRun(t, "failed", "run wall clock exceeded", active?.node);
+    stopNode(t, "wall-clock", "run wall clock exceeded");
   } else if (active?.progress.kind === "approval" && active.progress.timerId === timerId) {
     const node = t.node(active.node);
     const label = node.kind === "approval" ? (node.on_timeout ?? "rejected") : "rejected";
@@ -247,13 +222,14 @@ function onTimer(t: Transition, timerId: string): string | undefined {
     completeNode(t, label);
   } else if (active !== undefined && active.timeoutTimer === timerId) {
     delete active.timeoutTimer;
-    if (active.progress.kind === "prototype") {
-      for (const variant of active.progress.variants) t.releaseDevBox(variant.devbox);
+    const pending = active.pendingOutcome;
+    if (pending?.stop === undefined) {
+      stopNode(t, "timeout", "node timeout reached");
     } else {
-      t.releaseDevBox(s.devbox);
+      // The stopped node's checkpoint did not finish in its grace: go on without it.
+      t.record("checkpoint.abandoned", { node: active.node, graceMs: CHECKPOINT_GRACE_MS });
+      finishStop(t, pending.stop, pending.reason ?? pending.outcome);
     }
-    delete s.devbox;
-    completeNode(t, "timed_out", "node timeout reached");
   }
   return undefined;
 }

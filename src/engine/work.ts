@@ -1,7 +1,8 @@
 import { parseDuration } from "../workflow/duration.js";
 import type { CommandResult } from "./commands.js";
-import { completeNode, endRun, finishContainer } from "./flow.js";
-import type { NodeProgress, RunEvent } from "./model.js";
+import { completeNode, finishContainer } from "./flow.js";
+import { finishStop, stopNode } from "./stop.js";
+import type { LoopBudget, NodeProgress, RunEvent } from "./model.js";
 import { agentCommand, feedbackFile, loopPrompt } from "./prompts.js";
 import type { Transition } from "./transition.js";
 import { utcDay } from "./utc-day.js";
@@ -19,13 +20,9 @@ export function addCost(t: Transition, usd: number | undefined): boolean {
   const visit = s.active === undefined ? undefined : s.visits[s.active.visit];
   if (visit !== undefined) visit.costUsd += usd;
   const max = t.definition.workflow.budget?.max_cost_usd;
-  if (max === undefined || s.costUsd <= max) return true;
-  endRun(
-    t,
-    "failed",
-    `run budget exceeded: spent $${s.costUsd.toFixed(2)} of $${max}`,
-    s.active?.node,
-  );
+  const spent = s.costUsd - (s.budgetBaseUsd ?? 0);
+  if (max === undefined || spent <= max) return true;
+  stopNode(t, "budget", `run budget exceeded: spent $${spent.toFixed(2)} of $${max}`);
   return false;
 }
 
@@ -69,16 +66,26 @@ export function onWorkFinished(t: Transition, result: CommandResult): void {
 }
 
 function onCheckpoint(t: Transition, result: CommandResult): void {
-  const s = t.snapshot;
   const pending = t.active.pendingOutcome ?? { outcome: "succeeded" };
+  if (pending.stop !== undefined) {
+    if (result.exitCode === 0) recordCheckpoint(t, result);
+    else t.record("checkpoint.failed", { node: t.active.node, exitCode: result.exitCode });
+    finishStop(t, pending.stop, pending.reason ?? pending.outcome);
+    return;
+  }
   if (result.exitCode !== 0) {
     completeNode(t, "failed", `checkpoint failed (exit ${result.exitCode})`);
     return;
   }
+  recordCheckpoint(t, result);
+  completeNode(t, pending.outcome, pending.reason);
+}
+
+function recordCheckpoint(t: Transition, result: CommandResult): void {
+  const s = t.snapshot;
   if (result.sha !== undefined) s.lastSha = result.sha;
   s.branchPushed = true;
   t.record("checkpoint", { node: t.active.node, branch: s.branch, sha: result.sha });
-  completeNode(t, pending.outcome, pending.reason);
 }
 
 function onLoopCommand(t: Transition, progress: LoopProgress, result: CommandResult): void {
@@ -120,14 +127,14 @@ function onLoopCommand(t: Transition, progress: LoopProgress, result: CommandRes
       budget: "max_cost_per_iteration_usd",
       reason,
     });
-    finishContainer(t, "exhausted", reason);
+    exhaust(t, "max_cost_per_iteration_usd", reason);
   } else if (progress.iteration >= (budget?.max_iterations ?? 1)) {
-    finishContainer(t, "exhausted", `max_iterations (${budget?.max_iterations ?? 1}) reached`);
+    exhaust(t, "max_iterations", `max_iterations (${budget?.max_iterations ?? 1}) reached`);
   } else if (
     budget?.wall_clock !== undefined &&
-    t.at - t.visit.startedAt >= parseDuration(budget.wall_clock)
+    t.at - (t.visit.budgetSince ?? t.visit.startedAt) >= parseDuration(budget.wall_clock)
   ) {
-    finishContainer(t, "exhausted", `wall_clock (${budget.wall_clock}) reached`);
+    exhaust(t, "wall_clock", `wall_clock (${budget.wall_clock}) reached`);
   } else {
     beginIteration(t, node, progress.iteration + 1, progress.failures, spent);
   }
@@ -204,8 +211,14 @@ export function onLedgerTotal(
   t.record("budget.exhausted", { node: t.active.node, budget: "max_daily_cost_usd", reason });
   // Nothing ran in this iteration: the loop ends with what the previous one left.
   progress.iteration--;
-  finishContainer(t, "exhausted", reason);
+  exhaust(t, "max_daily_cost_usd", reason);
   return undefined;
+}
+
+/** Ends the active loop `exhausted`, remembering which budget ran out (a retry asks). */
+function exhaust(t: Transition, budget: LoopBudget, reason: string): void {
+  t.visit.exhausted = budget;
+  finishContainer(t, "exhausted", reason);
 }
 
 function dispatchIteration(
@@ -220,6 +233,7 @@ function dispatchIteration(
   const command = agentCommand(t.definition, node.agent, loopPrompt(node, iteration, failures));
   const files = failures.length === 0 ? {} : { feedback: feedbackFile(failures) };
   const commandId = t.dispatch(devbox.id, command, files);
+  t.visit.iterations = iteration;
   t.active.progress = {
     kind: "loop",
     iteration,

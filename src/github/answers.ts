@@ -86,7 +86,7 @@ export class Answers {
               : { reason: `cancelled by ${speaker.actor}: ${command.note}` }),
           }
         : command.kind === "retry"
-          ? { type: "run.retry", ...who }
+          ? { type: "run.retry", ...who, ...(command.resetBudget ? { resetBudget: true } : {}) }
           : {
               type: "run.resolve",
               outcome: command.outcome,

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { DevBoxHub } from "../devbox/hub.js";
+import { gitHostBaseUrl, repositoryCloneUrl } from "../devbox/git-host.js";
 import { LocalExecutor } from "../devbox/local-executor.js";
 import { DevBoxEffects, splitDevBoxId } from "../runtime/effects.js";
 import { judgeFromEnv } from "../runtime/judge.js";
@@ -38,8 +39,8 @@ export interface AppHostOptions {
   now?: () => number;
   /**
    * What a DevBox clones for `repo` (owner/name) given a fresh installation token. Default
-   * `https://x-access-token:<token>@<GHE_HOST or github.com>/<repo>.git`. Tests point it at a
-   * local repository.
+   * `<GHE_PROTOCOL>://x-access-token:<token>@<GHE_HOST>/<repo>.git` (https and github.com
+   * unless set). Tests may point it at a local repository.
    */
   cloneUrl?: (repo: string, token: string) => string;
   /** The `clustercode` CLI DevBoxes run; default the built one. */
@@ -111,10 +112,10 @@ export class AppHost {
       repoToken: async (runId) => installations.repoToken((await store.getRun(runId))?.repo ?? ""),
     });
     await hub.listen();
-    const ghHost = env.GHE_HOST ?? "github.com";
+    const gitHost = gitHostBaseUrl(env);
     const cloneUrl =
       options.cloneUrl ??
-      ((repo: string, token: string) => `https://x-access-token:${token}@${ghHost}/${repo}.git`);
+      ((repo: string, token: string) => repositoryCloneUrl(gitHost, repo, token));
     const effects: DevBoxEffects = new DevBoxEffects({
       store,
       hub,

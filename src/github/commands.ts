@@ -5,7 +5,7 @@ export type CommentCommand =
   | { kind: "approve"; note?: string }
   | { kind: "reject"; note?: string }
   | { kind: "cancel"; note?: string }
-  | { kind: "retry" }
+  | { kind: "retry"; resetBudget?: true }
   | { kind: "resolve"; outcome: "succeeded" | "failed"; note?: string }
   | { kind: "invalid"; message: string };
 
@@ -38,8 +38,14 @@ function commandOf(word: string, rest: string): CommentCommand {
       return { kind: "reject", ...note };
     case "cancel":
       return { kind: "cancel", ...note };
-    case "retry":
-      return { kind: "retry" };
+    case "retry": {
+      // Words after /retry are a note to people; only a flag changes what it does.
+      const flags = rest.split(/\s+/).filter((part) => part.startsWith("--"));
+      if (flags.some((flag) => flag !== "--reset-budget")) {
+        return { kind: "invalid", message: "usage: `/retry [--reset-budget]`" };
+      }
+      return flags.length > 0 ? { kind: "retry", resetBudget: true } : { kind: "retry" };
+    }
     case "resolve": {
       const [outcome, ...more] = rest.split(/\s+/);
       if (outcome !== "succeeded" && outcome !== "failed") {

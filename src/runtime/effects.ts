@@ -150,6 +150,9 @@ export class DevBoxEffects implements EffectPerformer {
         hub.dispatch(id, effect.request);
         return { dispatched: effect.request.commandId };
       }
+      case "command.interrupt":
+        hub.interrupt(globalDevBoxId(runId, effect.devboxId), effect.commandId);
+        return { interrupted: effect.commandId };
       case "timer.set":
         await store.putTimer({ runId, timerId: effect.timerId, dueAt: effect.dueAt });
         return null;

@@ -29,4 +29,18 @@ describe("reasons in the human output", () => {
       "■ build: failed (setup command 1 (make) exited with 2)\n  │ make: *** No rule to make target.",
     );
   });
+
+  it("describes a stop and a budget reset in a run's progress and log", () => {
+    expect(
+      describeEvidence({
+        at: 0,
+        kind: "node.stopping",
+        node: "work",
+        reason: "node timeout reached",
+      }),
+    ).toBe("  ⏹ work stopped (node timeout reached): checkpointing its work first");
+    expect(describeEvidence({ at: 0, kind: "budget.reset", node: "fix", actor: "ops" })).toBe(
+      "  ↺ budgets reset by ops for fix",
+    );
+  });
 });

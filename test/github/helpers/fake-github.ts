@@ -23,6 +23,7 @@ function str(value: unknown): string {
 }
 type Route = [string, RegExp, (match: string[], request: RecordedRequest) => Reply];
 
+/** GitHub's API; a GitHub Enterprise Server's is `<protocol>://<host>/api/v3`. */
 const API = "https://api.github.com";
 /** The app's bot user, the author of everything the app posts. */
 const BOT = { login: "clustercode[bot]", type: "Bot" };
@@ -39,6 +40,9 @@ export function blobSha(text: string): string {
  * malformed body, lands in `problems` (and gets a 501), so a test fails on it.
  */
 export class FakeGitHub {
+  /** @param api Where the API is served: github.com's by default, or a GHE server's base URL. */
+  constructor(readonly api: string = API) {}
+
   readonly requests: RecordedRequest[] = [];
   readonly problems: string[] = [];
   /** Files by ref (branch name or SHA), then path. */
@@ -275,7 +279,7 @@ export class FakeGitHub {
               200,
               page,
               {
-                link: `<${API}/app/hook/deliveries?per_page=${perPage}&cursor=${next}>; rel="next"`,
+                link: `<${this.api}/app/hook/deliveries?per_page=${perPage}&cursor=${next}>; rel="next"`,
               },
             ]
           : [200, page];
@@ -284,18 +288,22 @@ export class FakeGitHub {
     ["POST", /^\/app\/hook\/deliveries\/\d+\/attempts$/, () => [202, {}]],
   ];
 
-  /** Intercepts api.github.com; everything else but 127.0.0.1 is refused. */
+  /** Intercepts the API (api.github.com by default); everything else but 127.0.0.1 is refused. */
   install(): void {
     nock.disableNetConnect();
     nock.enableNetConnect("127.0.0.1");
     const handle = (method: string) => (uri: string, body: unknown) =>
       this.#handle(method, uri, body);
-    const scope = nock(API).persist();
-    scope.get(/.*/).reply(handle("GET"));
-    scope.post(/.*/).reply(handle("POST"));
-    scope.patch(/.*/).reply(handle("PATCH"));
-    scope.delete(/.*/).reply(handle("DELETE"));
-    scope.put(/.*/).reply(handle("PUT"));
+    const base = new URL(this.api);
+    const scope = nock(base.origin).persist();
+    // A GHE API lives under /api/v3 on a host that also serves git: only the API is intercepted.
+    const api = base.pathname.replace(/\/$/, "");
+    const filter = (path: string) => api === "" || path.startsWith(`${api}/`);
+    scope.get(filter).reply(handle("GET"));
+    scope.post(filter).reply(handle("POST"));
+    scope.patch(filter).reply(handle("PATCH"));
+    scope.delete(filter).reply(handle("DELETE"));
+    scope.put(filter).reply(handle("PUT"));
   }
 
   /** Removes the interceptors. */
@@ -317,7 +325,9 @@ export class FakeGitHub {
   }
 
   #handle(method: string, uri: string, body: unknown): Reply {
-    const url = new URL(uri, API);
+    const base = new URL(this.api);
+    const url = new URL(uri, base.origin);
+    url.pathname = url.pathname.slice(base.pathname.replace(/\/$/, "").length);
     const parsed: unknown = typeof body === "string" && body !== "" ? JSON.parse(body) : body;
     const record =
       typeof parsed === "object" && parsed !== null ? (parsed as Record<string, unknown>) : {};

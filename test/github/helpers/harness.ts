@@ -55,8 +55,24 @@ function git(cwd: string, ...args: string[]): void {
   });
 }
 
+/** How a scenario's app differs from the default one. */
+export interface TestAppOptions {
+  /** The API base URL (a GHE server's `<protocol>://<host>/api/v3`); default api.github.com. */
+  githubApi?: string;
+  /** More environment for the app (e.g. GHE_HOST, GHE_PROTOCOL). */
+  env?: Record<string, string>;
+  /**
+   * Whether DevBoxes clone the local bare repository directly (default), or the URL the app
+   * builds for the GitHub it talks to (a scenario serving that repository over HTTP).
+   */
+  cloneDirectly?: boolean;
+}
+
 /** Starts the app with `workflow` as `.clustercode/workflow.yml` on the default branch. */
-export async function startTestApp(workflow: string): Promise<TestApp> {
+export async function startTestApp(
+  workflow: string,
+  options: TestAppOptions = {},
+): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), "cc-app-"));
   const remote = join(dir, "remote.git");
   const work = join(dir, "work");
@@ -70,24 +86,30 @@ export async function startTestApp(workflow: string): Promise<TestApp> {
   git(work, "commit", "--quiet", "-m", "init");
   git(work, "push", "--quiet", remote, "main");
 
-  const github = new FakeGitHub();
+  const github = new FakeGitHub(options.githubApi);
   github.setFile("main", ".clustercode/workflow.yml", workflow);
   github.install();
   const errors: string[] = [];
   const open = async (): Promise<{ host: AppHost; probot: Probot }> => {
     const host = await AppHost.open({
       stateDir: join(dir, "state"),
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, CLUSTERCODE_DEVBOX_LAPSE_MS: "30000" },
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        CLUSTERCODE_DEVBOX_LAPSE_MS: "30000",
+        ...options.env,
+      },
       log: {
         error: (message, error) =>
           errors.push(`${message}: ${error instanceof Error ? error.message : String(error)}`),
       },
-      cloneUrl: () => remote,
+      ...(options.cloneDirectly === false ? {} : { cloneUrl: () => remote }),
     });
     const probot = new Probot({
       appId: 1,
       privateKey,
       logLevel: "fatal",
+      ...(options.githubApi === undefined ? {} : { baseUrl: options.githubApi }),
       // A function, because Probot merges its own throttle options over plain defaults.
       Octokit: ProbotOctokit.defaults((options: { throttle?: object }) => ({
         ...options,

@@ -1,0 +1,106 @@
+import { parseDuration } from "../workflow/duration.js";
+import { enterNode } from "./flow.js";
+import type { RunEvent, Visit } from "./model.js";
+import type { Transition } from "./transition.js";
+
+/** Id of the timer that bounds the whole run. */
+export const RUN_WALL_CLOCK_TIMER = "run:wall-clock";
+/** A run's wall clock when its workflow sets none. */
+export const DEFAULT_RUN_WALL_CLOCK = "24h";
+
+type RetryEvent = Extract<RunEvent, { type: "run.retry" }>;
+
+/** The run's wall clock, as the workflow sets it. */
+export function runWallClock(t: Transition): string {
+  return t.definition.workflow.budget?.wall_clock ?? DEFAULT_RUN_WALL_CLOCK;
+}
+
+/**
+ * Re-enters a failed run at its failed node (or a lost node at once) with a new attempt. Budgets
+ * carry over: the loop's iterations and wall clock, the run's spend and its wall clock. A retry
+ * that would start with a budget already used up is refused unless it asks for `resetBudget`,
+ * which is recorded with who asked. Returns why a retry was refused.
+ */
+export function retry(t: Transition, event: RetryEvent): string | undefined {
+  const s = t.snapshot;
+  const lost = s.awaiting?.kind === "lost" ? s.awaiting.node : undefined;
+  const node = lost ?? (s.status === "failed" ? s.failedNode : undefined);
+  if (node === undefined) {
+    return s.status === "failed"
+      ? "this run failed before any node ran, so there is nothing to retry"
+      : "only a failed run, or a lost node waiting for an answer, can be retried";
+  }
+  const reset = event.resetBudget === true;
+  const previous = s.visits.findLast((visit) => visit.node === node);
+  const deadline =
+    s.deadline ?? (s.visits[0]?.startedAt ?? s.startedAt) + parseDuration(runWallClock(t));
+  const usedUp = [
+    ...(previous === undefined ? [] : [loopBudgetUsedUp(t, previous)]),
+    lost === undefined && t.at >= deadline
+      ? `the run used its ${runWallClock(t)} wall clock`
+      : undefined,
+    runSpendUsedUp(t),
+  ].filter((why) => why !== undefined);
+  if (usedUp.length > 0 && !reset) {
+    return `${usedUp.join("; ")}; retry with --reset-budget to give it a fresh budget`;
+  }
+  const attempt = Math.max(0, ...s.visits.filter((v) => v.node === node).map((v) => v.attempt)) + 1;
+  delete s.active;
+  t.record("run.retried", {
+    node,
+    attempt,
+    actor: event.actor,
+    ...(reset ? { resetBudget: true } : {}),
+    ...(event.where === undefined ? {} : { where: event.where }),
+  });
+  if (reset) {
+    t.record("budget.reset", {
+      node,
+      actor: event.actor,
+      usedUp,
+      spentUsd: s.costUsd,
+      ...(event.where === undefined ? {} : { where: event.where }),
+    });
+    s.budgetBaseUsd = s.costUsd;
+  }
+  if (lost === undefined) {
+    delete s.reason;
+    s.deadline = reset ? t.at + parseDuration(runWallClock(t)) : deadline;
+    t.setTimer(RUN_WALL_CLOCK_TIMER, s.deadline);
+  }
+  const carry =
+    reset || previous === undefined
+      ? { iterations: 0 }
+      : { iterations: previous.iterations ?? 0, since: previous.budgetSince ?? previous.startedAt };
+  enterNode(t, node, attempt, { lostRerun: true, ...carry });
+  return undefined;
+}
+
+/** Why the loop of `visit` cannot go on without a fresh budget, if it cannot. */
+function loopBudgetUsedUp(t: Transition, visit: Visit): string | undefined {
+  const node = t.node(visit.node);
+  if (node.kind !== "loop") return undefined;
+  const max = node.budget?.max_iterations ?? 1;
+  if ((visit.iterations ?? 0) >= max) {
+    return `loop ${visit.node} used ${max === 1 ? "its one iteration" : `all ${max} iterations`}`;
+  }
+  const wallClock = node.budget?.wall_clock;
+  const since = visit.budgetSince ?? visit.startedAt;
+  if (wallClock !== undefined && t.at - since >= parseDuration(wallClock)) {
+    return `loop ${visit.node} used its ${wallClock} wall clock`;
+  }
+  // The daily budget is shared by every run and renews each UTC day: the ledger decides.
+  if (visit.exhausted === "max_cost_per_iteration_usd") {
+    return `loop ${visit.node} ended exhausted: ${visit.reason ?? "an iteration went over its cost"}`;
+  }
+  return undefined;
+}
+
+/** Why the run's spend leaves no room, if `budget.max_cost_usd` is used up. */
+function runSpendUsedUp(t: Transition): string | undefined {
+  const s = t.snapshot;
+  const max = t.definition.workflow.budget?.max_cost_usd;
+  const spent = s.costUsd - (s.budgetBaseUsd ?? 0);
+  if (max === undefined || spent < max) return undefined;
+  return `the run spent $${spent.toFixed(2)} of its $${max} budget`;
+}

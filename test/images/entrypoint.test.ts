@@ -1,0 +1,77 @@
+import { spawn } from "node:child_process";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+
+const ENTRYPOINT = new URL("../../images/devbox/entrypoint.sh", import.meta.url).pathname;
+
+/** Stand-ins for curl (the token route), git and the agent, each logging its arguments. */
+function stubs(dir: string): void {
+  const stub = (name: string, body: string) => {
+    writeFileSync(join(dir, name), `#!/usr/bin/env bash\n${body}\n`);
+    chmodSync(join(dir, name), 0o755);
+  };
+  stub("curl", `echo '{"token":"ghs_fresh","expiresAt":"2030-01-01T00:00:00Z"}'`);
+  stub("git", `echo "git $*" >> "$STUB_LOG"; if [[ $1 == clone ]]; then mkdir -p "\${@: -1}"; fi`);
+  stub("clustercode", `echo "clustercode $*" >> "$STUB_LOG"`);
+}
+
+/** Runs the entrypoint in its own process group, which is ended afterwards (its refresh loop). */
+function runEntrypoint(home: string, bin: string, repository: string): Promise<number | null> {
+  const child = spawn("bash", [ENTRYPOINT], {
+    detached: true,
+    stdio: "ignore",
+    env: {
+      PATH: `${bin}:${process.env.PATH ?? ""}`,
+      HOME: home,
+      STUB_LOG: join(home, "log"),
+      CLUSTERCODE_API_URL: "http://127.0.0.1:9/",
+      CLUSTERCODE_DEVBOX_ID: "r1:d1",
+      CLUSTERCODE_DEVBOX_TOKEN: "hub-token",
+      CLUSTERCODE_REPOSITORY: repository,
+    },
+  });
+  return new Promise((resolve) =>
+    child.on("exit", (code) => {
+      if (child.pid !== undefined) {
+        try {
+          process.kill(-child.pid, "SIGTERM");
+        } catch {
+          // The group is gone already.
+        }
+      }
+      resolve(code);
+    }),
+  );
+}
+
+describe("the DevBox entrypoint", () => {
+  const dirs: string[] = [];
+  afterEach(() => dirs.splice(0).forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+  for (const [what, repository, line] of [
+    [
+      "github.com",
+      "https://github.com/acme/app.git",
+      "https://x-access-token:ghs_fresh@github.com",
+    ],
+    [
+      "a GitHub Enterprise Server over plain http",
+      "http://127.0.0.1:8123/acme/app.git",
+      "http://x-access-token:ghs_fresh@127.0.0.1:8123",
+    ],
+  ] as const) {
+    it(`keeps the token in git's credential store for ${what}`, async () => {
+      const home = mkdtempSync(join(tmpdir(), "cc-entry-"));
+      const bin = mkdtempSync(join(tmpdir(), "cc-entry-bin-"));
+      dirs.push(home, bin);
+      stubs(bin);
+      expect(await runEntrypoint(home, bin, repository)).toBe(0);
+      expect(readFileSync(join(home, ".git-credentials"), "utf8")).toBe(`${line}\n`);
+      const log = readFileSync(join(home, "log"), "utf8");
+      expect(log).toContain(`git clone --quiet -- ${repository} ${join(home, "workspace")}`);
+      expect(log).toContain("clustercode devbox --api http://127.0.0.1:9/ --devbox r1:d1");
+    });
+  }
+});
