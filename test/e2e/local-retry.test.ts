@@ -32,7 +32,7 @@ describe("clustercode retry (local)", () => {
     const { run: runId } = summaryOf(run);
 
     const refused = await runCli(["retry", runId, ...common], { cwd: repo, env });
-    expect(refused.code).toBe(2);
+    expect(refused.code).toBe(4);
     expect(refused.stderr).toBe(
       "clustercode retry: loop fix used all 2 iterations; retry with --reset-budget to give it a fresh budget\n",
     );
