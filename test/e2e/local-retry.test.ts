@@ -34,7 +34,7 @@ describe("clustercode retry (local)", () => {
     const refused = await runCli(["retry", runId, ...common], { cwd: repo, env });
     expect(refused.code).toBe(4);
     expect(refused.stderr).toBe(
-      "clustercode retry: loop fix used all 2 iterations; retry with --reset-budget to give it a fresh budget\n",
+      `clustercode retry: run ${runId}: loop fix used all 2 iterations; retry with --reset-budget to give it a fresh budget\n`,
     );
 
     const reset = await runCli(["retry", runId, "--reset-budget", "--as", "ops", ...common], {
