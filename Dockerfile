@@ -1,9 +1,10 @@
 # syntax=docker/dockerfile:1
 # The app image: built with the dev dependencies, run with the production ones only, as the
 # unprivileged `node` user. Webhooks and GET /healthz on 3000, the internal DevBox API on 8080.
-ARG NODE_VERSION=20.19
+# The current Node.js LTS; the code itself still runs on Node 20.19 (package.json engines).
+ARG NODE_VERSION=26
 
-FROM node:${NODE_VERSION}-bookworm-slim AS build
+FROM node:${NODE_VERSION}-trixie-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # No lifecycle scripts: `prepare` would run tsc before the sources are here.
@@ -12,7 +13,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build
 
-FROM node:${NODE_VERSION}-bookworm-slim AS runtime
+FROM node:${NODE_VERSION}-trixie-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./

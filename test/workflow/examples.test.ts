@@ -1,10 +1,9 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseWorkflow } from "../../src/workflow/parse.js";
 
 const EXAMPLES = join(import.meta.dirname, "../../workflows-schema/examples");
-const SHARED_LIFECYCLE = join(import.meta.dirname, "../../../shared/examples/lifecycle.yml");
 const files = readdirSync(EXAMPLES).filter((file) => file.endsWith(".yml"));
 
 describe("workflows-schema/examples", () => {
@@ -46,11 +45,5 @@ describe("workflows-schema/examples", () => {
     expect(Object.keys(result.workflow.nodes)).toHaveLength(10);
     expect(result.workflow.nodes.design).toMatchObject({ kind: "prototype", select: "judge" });
     expect(result.workflow.edges.filter((edge) => edge.back === true)).toHaveLength(3);
-  });
-
-  it.runIf(existsSync(SHARED_LIFECYCLE))("lifecycle.yml is the copy of shared/examples", () => {
-    expect(readFileSync(join(EXAMPLES, "lifecycle.yml"), "utf8")).toBe(
-      readFileSync(SHARED_LIFECYCLE, "utf8"),
-    );
   });
 });
