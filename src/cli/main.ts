@@ -18,6 +18,7 @@ const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {
   resolve: async () => ({ default: (await import("./control-commands.js")).resolveRun }),
   status: async () => ({ default: (await import("./status-command.js")).status }),
   log: async () => ({ default: (await import("./status-command.js")).log }),
+  ui: () => import("./ui-command.js"),
 };
 
 const HELP = `Usage: clustercode <command> [options]
@@ -29,6 +30,7 @@ Commands:
   run FILE             run a workflow locally [--repo DIR] [--brief TEXT|--brief-file F]
   status [RUN]         where a run (or every run of --repo) stands
   log RUN              the run's evidence log
+  ui                   serve the run pages on 127.0.0.1 [--port N] [--repo DIR]
   approve RUN          answer its approval [--node N] [--as NAME] [--note TEXT]
   reject RUN           reject its approval [--node N] [--as NAME] [--note REASON]
   resume RUN           continue a run whose process stopped; fires due timers
