@@ -10,7 +10,8 @@ export interface Viewer {
 
 /** Whether a request may see a repository's runs; if not, what to tell the person. */
 export type Access =
-  { ok: true; viewer: Viewer } | { ok: false; status: 401 | 403; message: string; signIn?: string };
+  | { ok: true; viewer: Viewer }
+  | { ok: false; status: 401 | 403 | 503; message: string; signIn?: string };
 
 /** An Approve or Reject from a run page. */
 export interface PageAnswer {
