@@ -27,7 +27,11 @@ const ui: Command = async (args, io) => {
   });
   const server = createServer();
   const pages = new LocalRunPages({
-    host,
+    host: {
+      store: host.store,
+      resume: (runId) => host.resume(runId),
+      deliver: (runId, event) => host.runtime.deliver(runId, event),
+    },
     actor: io.env.USER ?? "local",
     repo: resolve(io.cwd, values.repo ?? "."),
     port: () => (server.address() as AddressInfo).port,

@@ -1,14 +1,20 @@
 import { createHmac, randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import type { RunEvent } from "../engine/model.js";
-import type { LocalHost } from "../runtime/local-host.js";
-import type { RunDocument } from "../runtime/runtime.js";
-import type { StoredRun } from "../store/store.js";
+import type { RunEvent, RunSnapshot } from "../engine/model.js";
+import type { Delivery, RunDocument } from "../runtime/runtime.js";
+import type { Store, StoredRun } from "../store/store.js";
 import type { Access, AnswerResult, PageAnswer, RunPagesHost } from "./run-pages-host.js";
 
 /** How `clustercode ui` serves local runs. */
 export interface LocalRunPagesOptions {
-  host: LocalHost;
+  /** The state directory's runs, as `clustercode ui`'s LocalHost holds them. */
+  host: {
+    store: Pick<Store, "listActiveRuns" | "listRuns">;
+    /** Picks a run up in this process (LocalHost.resume). */
+    resume(runId: string): Promise<RunSnapshot | undefined>;
+    /** Offers the run an event (the host's runtime). */
+    deliver(runId: string, event: RunEvent): Promise<Delivery>;
+  };
   /** The person answering (as `clustercode approve --as` defaults to `$USER`). */
   actor: string;
   /** The local repository whose finished runs the index lists besides every active run. */
@@ -86,7 +92,7 @@ export class LocalRunPages implements RunPagesHost {
       at: (this.options.now ?? Date.now)(),
       ...(request.note === undefined ? {} : { note: request.note }),
     };
-    const delivery = await host.runtime.deliver(runId, event);
+    const delivery = await host.deliver(runId, event);
     if (!delivery.applied)
       return { ok: false, status: 409, message: `Not applied: ${delivery.refused}.` };
     return {

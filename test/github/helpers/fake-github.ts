@@ -8,6 +8,8 @@ export interface RecordedRequest {
   path: string;
   query: URLSearchParams;
   body: Record<string, unknown>;
+  /** The Authorization header, when the request had one. */
+  authorization?: string;
 }
 
 type Reply = [number, unknown] | [number, unknown, Record<string, string>];
@@ -44,6 +46,8 @@ export class FakeGitHub {
   /** Files by ref (branch name or SHA), then path. */
   readonly files = new Map<string, Map<string, string>>();
   readonly permissions = new Map<string, string>();
+  /** User access tokens (from the OAuth web flow) by the login they belong to: `GET /user`. */
+  readonly userTokens = new Map<string, string>();
   readonly teams = new Map<string, Set<string>>();
   readonly comments: {
     id: number;
@@ -282,14 +286,35 @@ export class FakeGitHub {
       },
     ],
     ["POST", /^\/app\/hook\/deliveries\/\d+\/attempts$/, () => [202, {}]],
+    [
+      "GET",
+      /^\/user$/,
+      (_match, request) => {
+        const token = request.authorization?.replace(/^(token|bearer) /i, "") ?? "";
+        const login = this.userTokens.get(token);
+        return login === undefined
+          ? [401, { message: "Bad credentials" }]
+          : [200, { login, id: 7, type: "User" }];
+      },
+    ],
   ];
 
   /** Intercepts api.github.com; everything else but 127.0.0.1 is refused. */
   install(): void {
     nock.disableNetConnect();
     nock.enableNetConnect("127.0.0.1");
-    const handle = (method: string) => (uri: string, body: unknown) =>
-      this.#handle(method, uri, body);
+    const dispatch = (method: string, uri: string, body: unknown, authorization: unknown) =>
+      this.#handle(
+        method,
+        uri,
+        body,
+        typeof authorization === "string" ? authorization : undefined,
+      );
+    // A function, not an arrow: nock hands the intercepted request (its headers) as `this`.
+    const handle = (method: string) =>
+      function (this: nock.ReplyFnContext, uri: string, body: unknown) {
+        return dispatch(method, uri, body, this.req.headers.authorization);
+      };
     const scope = nock(API).persist();
     scope.get(/.*/).reply(handle("GET"));
     scope.post(/.*/).reply(handle("POST"));
@@ -316,7 +341,7 @@ export class FakeGitHub {
     this.files.set(ref, files);
   }
 
-  #handle(method: string, uri: string, body: unknown): Reply {
+  #handle(method: string, uri: string, body: unknown, authorization?: string): Reply {
     const url = new URL(uri, API);
     const parsed: unknown = typeof body === "string" && body !== "" ? JSON.parse(body) : body;
     const record =
@@ -326,6 +351,7 @@ export class FakeGitHub {
       path: decodeURIComponent(url.pathname),
       query: url.searchParams,
       body: record,
+      ...(authorization === undefined ? {} : { authorization }),
     };
     this.requests.push(request);
     this.problems.push(...checkRequest(method, url.pathname, parsed === "" ? undefined : parsed));

@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { generateKeyPairSync, randomUUID } from "node:crypto";
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -55,8 +56,18 @@ function git(cwd: string, ...args: string[]): void {
   });
 }
 
+/** What a scenario may add to the app: environment, and where its HTTP handlers go. */
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  /** Receives the handlers the app adds to its HTTP server (the run pages). */
+  addHandler?: (handler: (req: IncomingMessage, res: ServerResponse) => unknown) => void;
+}
+
 /** Starts the app with `workflow` as `.clustercode/workflow.yml` on the default branch. */
-export async function startTestApp(workflow: string): Promise<TestApp> {
+export async function startTestApp(
+  workflow: string,
+  options: TestAppOptions = {},
+): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), "cc-app-"));
   const remote = join(dir, "remote.git");
   const work = join(dir, "work");
@@ -77,7 +88,12 @@ export async function startTestApp(workflow: string): Promise<TestApp> {
   const open = async (): Promise<{ host: AppHost; probot: Probot }> => {
     const host = await AppHost.open({
       stateDir: join(dir, "state"),
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, CLUSTERCODE_DEVBOX_LAPSE_MS: "30000" },
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        CLUSTERCODE_DEVBOX_LAPSE_MS: "30000",
+        ...options.env,
+      },
       log: {
         error: (message, error) =>
           errors.push(`${message}: ${error instanceof Error ? error.message : String(error)}`),
@@ -95,9 +111,13 @@ export async function startTestApp(workflow: string): Promise<TestApp> {
         throttle: { ...options.throttle, enabled: false },
       })),
     });
-    // Without a server, Probot has nowhere to add HTTP handlers (healthz is tested on its own).
-    await probot.load((probotApp, options) =>
-      clusterCodeApp(host)(probotApp, { ...options, addHandler: () => undefined }),
+    // Without a server, Probot has nowhere to add HTTP handlers: a scenario that serves them
+    // (the run pages) collects them with `addHandler`.
+    await probot.load((probotApp, loadOptions) =>
+      clusterCodeApp(host)(probotApp, {
+        ...loadOptions,
+        addHandler: (handler) => options.addHandler?.(handler),
+      }),
     );
     return { host, probot };
   };
