@@ -1,11 +1,40 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { IssuesLabeledEvent } from "@octokit/webhooks-types";
 import nock from "nock";
-import { startTestApp, type TestApp } from "../github/helpers/harness.js";
+import { payloadOf, startTestApp, type TestApp } from "../github/helpers/harness.js";
 
 /** The app's OAuth client in the tests (never a real one). */
 export const CLIENT_ID = "Iv1.testclientid";
 export const CLIENT_SECRET = "test-client-secret-never-shown";
+
+/** A build, then an approval anyone with write access may give. */
+export const GATED = `version: 1
+name: ship
+on:
+  label: clustercode
+nodes:
+  build:
+    kind: run
+    run: echo '<script>window.pwned = 1</script>' && date > built.txt
+  gate:
+    kind: approval
+    message: Ship it?
+edges:
+  - { from: build, to: gate }
+  - { from: gate, to: done, label: approved }
+  - { from: gate, to: failed, label: rejected }
+`;
+
+/** The labelled-issue delivery that starts a run of GATED. */
+export function labeled() {
+  return payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
+    if (p.label !== undefined) p.label.name = "clustercode";
+    p.issue.number = 9;
+    p.sender.login = "alice";
+    p.sender.type = "User";
+  });
+}
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => unknown;
 

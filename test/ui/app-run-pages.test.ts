@@ -1,35 +1,13 @@
-import type { IssuesLabeledEvent } from "@octokit/webhooks-types";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { payloadOf } from "../github/helpers/harness.js";
-import { CLIENT_SECRET, cookiesOf, signIn, startPagesApp, type PagesApp } from "./app-pages.js";
-
-/** A build, then an approval anyone with write access may give. */
-export const GATED = `version: 1
-name: ship
-on:
-  label: clustercode
-nodes:
-  build:
-    kind: run
-    run: echo '<script>window.pwned = 1</script>' && date > built.txt
-  gate:
-    kind: approval
-    message: Ship it?
-edges:
-  - { from: build, to: gate }
-  - { from: gate, to: done, label: approved }
-  - { from: gate, to: failed, label: rejected }
-`;
-
-/** The labelled-issue delivery that starts a run of GATED. */
-export function labeled() {
-  return payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
-    if (p.label !== undefined) p.label.name = "clustercode";
-    p.issue.number = 9;
-    p.sender.login = "alice";
-    p.sender.type = "User";
-  });
-}
+import {
+  CLIENT_SECRET,
+  cookiesOf,
+  GATED,
+  labeled,
+  signIn,
+  startPagesApp,
+  type PagesApp,
+} from "./app-pages.js";
 
 // One run for the file: the tests look at it in turn, and the last one approves it.
 describe("the app's run pages", () => {

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { chromium, type Browser } from "playwright-core";
 
 /** Debian's Chromium (`apt-get install chromium`): playwright's own download is not used. */
@@ -18,4 +19,11 @@ export function launchBrowser(): Promise<Browser> {
       "--disable-sync",
     ],
   });
+}
+
+/** Why the browser tests cannot run here, when they cannot (.ci/run installs Chromium). */
+export function chromiumMissing(): string | undefined {
+  return existsSync(CHROMIUM)
+    ? undefined
+    : `no Chromium at ${CHROMIUM} (apt-get install chromium, or set CLUSTERCODE_CHROMIUM)`;
 }

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cliEnv, makeRepo, runCli, summaryOf } from "../e2e/local-cli.js";
+import { cliEnv, makeRepo, runCli, summaryOf } from "./local-cli.js";
 
 const lifecycle = readFileSync(
   new URL("../../workflows-schema/examples/lifecycle.yml", import.meta.url),
