@@ -37,56 +37,9 @@ export function buildRunView(
   const { workflow } = definition;
   const ordered = [...records].sort((a, b) => a.seq - b.seq);
   const segments = splitByVisit(ordered);
-  const visits = state.visits.map((visit, index): VisitView => {
-    const node = workflow.nodes[visit.node];
-    const mine = segments.visits[index] ?? [];
-    const view: VisitView = {
-      index,
-      node: visit.node,
-      title: node?.title ?? visit.node,
-      kind: node?.kind ?? "unknown",
-      attempt: visit.attempt,
-      startedAt: visit.startedAt,
-      costUsd: visit.costUsd,
-      evidence: mine.map(evidenceLine),
-      ...optional({ endedAt: visit.endedAt, outcome: visit.outcome, label: visit.label }),
-      ...optional({ reason: visit.reason }),
-    };
-    for (const record of mine) {
-      const entry = entryOf(record);
-      if (entry.kind === "checkpoint" && typeof entry.sha === "string") view.commit = entry.sha;
-      if (entry.kind === "decision.evaluated" && node?.kind === "decision") {
-        view.decision = {
-          evaluator: textOf(entry.evaluator) ?? "",
-          ...optional({
-            verdict: textOf(entry.verdict),
-            reasoning: textOf(entry.reasoning),
-            exitCode: numberOf(entry.exitCode),
-            error: textOf(entry.error),
-            model: textOf(entry.model),
-          }),
-        };
-      }
-      if (entry.kind === "approval.answered") {
-        view.answer = {
-          decision: textOf(entry.decision) ?? "",
-          actor: textOf(entry.actor) ?? "",
-          at: entry.at,
-          ...optional({ note: textOf(entry.note), where: textOf(entry.where) }),
-        };
-      }
-    }
-    if (node?.kind === "loop") view.loop = buildLoopView(node, mine);
-    if (node?.kind === "prototype") {
-      const progress = state.active?.visit === index ? state.active.progress : undefined;
-      view.prototype = buildPrototypeView(
-        node,
-        mine,
-        progress?.kind === "prototype" ? progress.variants : undefined,
-      );
-    }
-    return view;
-  });
+  const visits = state.visits.map((visit, index) =>
+    visitOf(workflow, state, index, segments.visits[index] ?? []),
+  );
   const approval = approvalOf(workflow, state);
   return {
     runId: stored.runId,
@@ -112,6 +65,61 @@ export function buildRunView(
     }),
     ...(approval === undefined ? {} : { approval }),
   };
+}
+
+/** One visit: its outcome, verdict or answer, commit, evidence, and a loop's or prototype's view. */
+function visitOf(
+  workflow: Workflow,
+  state: RunSnapshot,
+  index: number,
+  mine: readonly EvidenceRecord[],
+): VisitView {
+  const visit = state.visits[index];
+  if (visit === undefined) throw new Error("programmer error: no such visit");
+  const node = workflow.nodes[visit.node];
+  const view: VisitView = {
+    index,
+    node: visit.node,
+    title: node?.title ?? visit.node,
+    kind: node?.kind ?? "unknown",
+    attempt: visit.attempt,
+    startedAt: visit.startedAt,
+    costUsd: visit.costUsd,
+    evidence: mine.map(evidenceLine),
+    ...optional({ endedAt: visit.endedAt, outcome: visit.outcome, label: visit.label }),
+    ...optional({ reason: visit.reason }),
+  };
+  for (const record of mine) {
+    const entry = entryOf(record);
+    if (entry.kind === "checkpoint" && typeof entry.sha === "string") view.commit = entry.sha;
+    if (entry.kind === "decision.evaluated" && node?.kind === "decision") {
+      view.decision = {
+        evaluator: textOf(entry.evaluator) ?? "",
+        ...optional({
+          verdict: textOf(entry.verdict),
+          reasoning: textOf(entry.reasoning),
+          exitCode: numberOf(entry.exitCode),
+          error: textOf(entry.error),
+          model: textOf(entry.model),
+        }),
+      };
+    }
+    if (entry.kind === "approval.answered") {
+      view.answer = {
+        decision: textOf(entry.decision) ?? "",
+        actor: textOf(entry.actor) ?? "",
+        at: entry.at,
+        ...optional({ note: textOf(entry.note), where: textOf(entry.where) }),
+      };
+    }
+  }
+  if (node?.kind === "loop") view.loop = buildLoopView(node, mine);
+  if (node?.kind === "prototype") {
+    const progress = state.active?.visit === index ? state.active.progress : undefined;
+    const live = progress?.kind === "prototype" ? progress.variants : undefined;
+    view.prototype = buildPrototypeView(node, mine, live);
+  }
+  return view;
 }
 
 /** A stored run as a line of an index; `page` is the run page's path. */

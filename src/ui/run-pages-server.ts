@@ -5,20 +5,14 @@ import { defaultAssetDir, serveAsset } from "./assets.js";
 import { buildRunView, summarizeRun } from "./build-run-view.js";
 import { PAGE_HEADERS, renderMessagePage, renderShell } from "./page-shell.js";
 import type { Access, RunPagesHost, Viewer } from "./run-pages-host.js";
+import { parseTarget, pathsOf, type Target } from "./run-pages-paths.js";
 import { renderIndexPage } from "./view/render-index.js";
-import { renderRunPage, type PagePaths } from "./view/render-run.js";
+import { renderRunPage } from "./view/render-run.js";
 import { renderVisitPage } from "./view/render-visit.js";
 import type { RunListView, RunView } from "./view/run-view.js";
 
 /** An HTTP handler in the shape Probot's `addHandler` takes: true when it answered. */
 export type RunPagesHandler = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
-
-/** What a request's path names, after `/runs` or `/api/runs`. */
-type Target =
-  | { kind: "index"; repo?: string }
-  | { kind: "run"; repo?: string; runId: string }
-  | { kind: "visit"; repo?: string; runId: string; visit: number }
-  | { kind: "answer"; repo?: string; runId: string };
 
 const MAX_BODY = 4096;
 
@@ -60,46 +54,64 @@ export function createRunPagesHandler(
       refuse(res, api, access);
       return true;
     }
-    const paths = pathsOf(target);
-    if (target.kind === "index") {
-      const runs = await host.listRuns(target.repo);
-      const list: RunListView = {
-        title:
-          target.repo === undefined ? "ClusterCode runs" : `ClusterCode runs of ${target.repo}`,
-        runs: runs.map((run) =>
-          summarizeRun(run, `${paths.index}/${encodeURIComponent(run.runId)}`),
-        ),
-      };
-      if (api) sendJson(res, 200, list);
-      else
-        send(
-          res,
-          200,
-          renderShell(renderIndexPage(list), shellOf(target, access.viewer, false, list.title)),
-        );
-      return true;
-    }
-    const stored = await store.getRun(target.runId);
-    if (stored === undefined || (target.repo !== undefined && stored.repo !== target.repo)) {
-      sendError(res, api, 404, "No such run", `There is no run ${target.runId} here.`);
-      return true;
-    }
-    if (target.kind === "answer") {
-      await answer(req, res, host, stored, access.viewer, paths.run);
-      return true;
-    }
-    const view = buildRunView(stored, await store.listEvidence(stored.runId), host.links(stored));
-    if (api) {
-      sendJson(res, 200, view);
-      return true;
-    }
-    const content =
-      target.kind === "visit"
-        ? renderVisitPage(view, target.visit, paths)
-        : renderRunPage(view, paths);
-    send(res, 200, renderShell(content, shellOf(target, access.viewer, view.final, titleOf(view))));
+    if (target.kind === "index") await serveIndex(res, api, host, target, access.viewer);
+    else await serveRun(req, res, api, { host, store, target, viewer: access.viewer });
     return true;
   };
+}
+
+/** A repository's (or the local) index of runs, as a page or JSON. */
+async function serveIndex(
+  res: ServerResponse,
+  api: boolean,
+  host: RunPagesHost,
+  target: Target,
+  viewer: Viewer,
+): Promise<void> {
+  const paths = pathsOf(target);
+  const runs = await host.listRuns(target.repo);
+  const list: RunListView = {
+    title: target.repo === undefined ? "ClusterCode runs" : `ClusterCode runs of ${target.repo}`,
+    runs: runs.map((run) => summarizeRun(run, `${paths.index}/${encodeURIComponent(run.runId)}`)),
+  };
+  if (api) sendJson(res, 200, list);
+  else
+    send(res, 200, renderShell(renderIndexPage(list), shellOf(target, viewer, false, list.title)));
+}
+
+/** A run's page, a visit's page, the run as JSON, or an answer to its approval. */
+async function serveRun(
+  req: IncomingMessage,
+  res: ServerResponse,
+  api: boolean,
+  context: {
+    host: RunPagesHost;
+    store: Pick<Store, "getRun" | "listEvidence">;
+    target: Exclude<Target, { kind: "index" }>;
+    viewer: Viewer;
+  },
+): Promise<void> {
+  const { host, store, target, viewer } = context;
+  const paths = pathsOf(target);
+  const stored = await store.getRun(target.runId);
+  if (stored === undefined || (target.repo !== undefined && stored.repo !== target.repo)) {
+    sendError(res, api, 404, "No such run", `There is no run ${target.runId} here.`);
+    return;
+  }
+  if (target.kind === "answer") {
+    await answer(req, res, host, stored, viewer, paths.run);
+    return;
+  }
+  const view = buildRunView(stored, await store.listEvidence(stored.runId), host.links(stored));
+  if (api) {
+    sendJson(res, 200, view);
+    return;
+  }
+  const content =
+    target.kind === "visit"
+      ? renderVisitPage(view, target.visit, paths)
+      : renderRunPage(view, paths);
+  send(res, 200, renderShell(content, shellOf(target, viewer, view.final, titleOf(view))));
 }
 
 async function answer(
@@ -162,42 +174,6 @@ async function readBody(req: IncomingMessage): Promise<string | undefined> {
     if (body.length > MAX_BODY) return undefined;
   }
   return body;
-}
-
-function parseTarget(rest: string, repoSegments: 0 | 2): Target | undefined {
-  const segments = rest
-    .split("/")
-    .filter((segment) => segment !== "")
-    .map(decodeSegment);
-  if (segments.some((segment) => segment === undefined)) return undefined;
-  const parts = segments as string[];
-  const repo = repoSegments === 2 ? parts.slice(0, 2).join("/") : undefined;
-  if (parts.length < repoSegments) return undefined;
-  const [runId, sub, visit, ...extra] = parts.slice(repoSegments);
-  const scope = repo === undefined ? {} : { repo };
-  if (extra.length > 0) return undefined;
-  if (runId === undefined) return { kind: "index", ...scope };
-  if (sub === undefined) return { kind: "run", runId, ...scope };
-  if (sub === "answer" && visit === undefined) return { kind: "answer", runId, ...scope };
-  if (sub === "visits" && visit !== undefined && /^\d{1,4}$/.test(visit))
-    return { kind: "visit", runId, visit: Number(visit), ...scope };
-  return undefined;
-}
-
-function decodeSegment(segment: string): string | undefined {
-  try {
-    const decoded = decodeURIComponent(segment);
-    return /^[A-Za-z0-9._-]{1,200}$/.test(decoded) && decoded !== "." && decoded !== ".."
-      ? decoded
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function pathsOf(target: Target): PagePaths {
-  const index = target.repo === undefined ? "/runs" : `/runs/${target.repo}`;
-  return { index, run: "runId" in target ? `${index}/${encodeURIComponent(target.runId)}` : index };
 }
 
 function shellOf(target: Target, viewer: Viewer, final: boolean, title: string) {

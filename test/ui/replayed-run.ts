@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import type { CommandResult } from "../../src/engine/commands.js";
 import type { EvidenceEntry, RunEvent, RunSnapshot } from "../../src/engine/model.js";
 import { createSnapshot, step } from "../../src/engine/step.js";
 import type { RunDocument } from "../../src/runtime/runtime.js";
@@ -14,11 +15,15 @@ export interface ReplayedRun {
 /**
  * Replays a golden event log (test/fixtures) of the lifecycle example until `until` holds (or
  * to its end), collecting the evidence entries the transitions emitted, so that pages can be
- * tested on real engine output. `output` may change every command's output tail.
+ * tested on real engine output.
  */
 export function replayGolden(
   name: "lifecycle-approved" | "lifecycle-rework-and-reject",
-  options: { until?: (state: RunSnapshot) => boolean; output?: (output: string) => string } = {},
+  options: {
+    until?: (state: RunSnapshot) => boolean;
+    /** Changes what each command reported (its output tail, tokens). */
+    result?: (result: CommandResult) => CommandResult;
+  } = {},
 ): ReplayedRun {
   const golden = JSON.parse(
     readFileSync(new URL(`../fixtures/${name}.json`, import.meta.url), "utf8"),
@@ -31,11 +36,8 @@ export function replayGolden(
   const evidence: EvidenceRecord[] = [];
   for (const original of golden.events) {
     const event =
-      original.type === "command.finished" && options.output !== undefined
-        ? {
-            ...original,
-            result: { ...original.result, output: options.output(original.result.output) },
-          }
+      original.type === "command.finished" && options.result !== undefined
+        ? { ...original, result: options.result(original.result) }
         : original;
     const result = step(definition, state, event);
     state = result.snapshot;

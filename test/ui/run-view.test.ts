@@ -86,6 +86,19 @@ describe("the run view", () => {
     expect(view.visits[0]?.commit).toMatch(/^sha-/);
   });
 
+  it("counts the tokens an agent reported, and leaves them out where none were", () => {
+    const reported = replayGolden("lifecycle-rework-and-reject", {
+      until: atApproval,
+      result: (result) => ({ ...result, usage: { inputTokens: 100, outputTokens: 20 } }),
+    });
+    const tokens = buildRunView(reported.stored, reported.evidence).visits[6]?.loop?.iterations;
+    expect(tokens?.map((iteration) => iteration.tokens)).toEqual([
+      { input: 100, output: 20 },
+      { input: 100, output: 20 },
+    ]);
+    expect(view.visits[6]?.loop?.iterations[0]?.tokens).toBeUndefined();
+  });
+
   it("shows what the store does not record as absent, not invented", () => {
     const facts = view.visits.flatMap((visit) => visit.evidence.flatMap((line) => line.facts));
     expect(facts.some((fact) => fact.label === "harness version")).toBe(false);
@@ -96,7 +109,10 @@ describe("the run view", () => {
 describe("the pages", () => {
   const { stored, evidence } = replayGolden("lifecycle-rework-and-reject", {
     until: atApproval,
-    output: (output) => `${output}\n<script>alert("pwned")</script>`,
+    result: (result) => ({
+      ...result,
+      output: `${result.output}\n<script>alert("pwned")</script>`,
+    }),
   });
   const view = buildRunView(stored, evidence);
 
