@@ -92,6 +92,21 @@ The run's evidence log, in order. Works while another process drives the run.
 ${RUN_OPTIONS}`,
     load: async () => (await import("./status-command.js")).log,
   },
+  ui: {
+    synopsis: "ui [--port N]",
+    summary: "serve the run pages on 127.0.0.1",
+    help: `Usage: clustercode ui [--port N] [--repo DIR] [--state-dir D]
+
+Serves the run pages of the state directory on 127.0.0.1 (prints the URL): each run's graph,
+timeline, loops, prototypes and spend, live, with Approve and Reject on a waiting approval. It
+holds the state directory while it serves, as a run does.
+
+  --port N             the port (default: any free one)
+  --repo DIR           the repository whose runs the index lists (default .)
+  --state-dir D        the state directory (else CLUSTERCODE_STATE_DIR, else
+                       $XDG_STATE_HOME/clustercode)`,
+    load: async () => (await import("./ui-command.js")).default,
+  },
   approve: {
     synopsis: "approve RUN",
     summary: "answer its approval",

@@ -19,6 +19,9 @@ export interface Speaker {
   where: string;
 }
 
+/** What came of an approval answer: applied, or why not (the text a reply says). */
+export type ApprovalOutcome = { applied: true } | { applied: false; why?: string };
+
 type RunCommand = Exclude<CommentCommand, { kind: "run" } | { kind: "invalid" }>;
 
 /**
@@ -103,7 +106,7 @@ export class Answers {
     return parseRunBranch((stored.snapshot as RunDocument).definition.branch)?.issue;
   }
 
-  /** Answers the approval `runId` waits on, if `speaker` may. */
+  /** Answers the approval `runId` waits on, if `speaker` may; replies when not. */
   async answerApproval(
     speaker: Speaker,
     runId: string,
@@ -112,45 +115,60 @@ export class Answers {
     /** The visit a check run's button belongs to: a button of an earlier approval answers nothing. */
     visit?: number,
   ): Promise<void> {
+    const outcome = await this.applyApproval(speaker, runId, decision, note, visit);
+    if (!outcome.applied && outcome.why !== undefined)
+      await reply(speaker.gh, speaker.repo, speaker.issue, outcome.why);
+  }
+
+  /**
+   * Applies an answer to the approval `runId` waits on when `who` may give it (the approvers,
+   * teams, write access; self-approval is the engine's to refuse), recording who and where.
+   * Says why not otherwise; `why` is absent for a run of another repository (never answered).
+   */
+  async applyApproval(
+    who: Omit<Speaker, "issue">,
+    runId: string,
+    decision: "approved" | "rejected",
+    note: string | undefined,
+    visit?: number,
+  ): Promise<ApprovalOutcome> {
     const stored = await this.deps.store.getRun(runId);
     // A run is answered only from its own repository: a branch named like a run in another
     // repository (or a fork) must never approve it.
-    if (stored === undefined || stored.repo !== fullName(speaker.repo)) return;
+    if (stored === undefined || stored.repo !== fullName(who.repo)) return { applied: false };
     const { definition, state } = stored.snapshot as RunDocument;
     const stale = visit !== undefined && state.active?.visit !== visit;
     if (state.awaiting?.kind !== "approval" || stale) {
-      await reply(
-        speaker.gh,
-        speaker.repo,
-        speaker.issue,
-        stale
-          ? `@${speaker.actor} that button belongs to an earlier approval of run \`${runId}\`; answer the one waiting now.`
-          : `@${speaker.actor} run \`${runId}\` is not waiting for an approval (it is ${state.status}).`,
-      );
-      return;
+      return {
+        applied: false,
+        why: stale
+          ? `@${who.actor} that button belongs to an earlier approval of run \`${runId}\`; answer the one waiting now.`
+          : `@${who.actor} run \`${runId}\` is not waiting for an approval (it is ${state.status}).`,
+      };
     }
     const node = definition.workflow.nodes[state.awaiting.node];
     const approvers =
       (node?.kind === "approval" ? node.approvers : undefined) ?? definition.workflow.approvers;
-    const permission = await mayApprove(speaker.gh, speaker.repo, speaker.actor, approvers);
+    const permission = await mayApprove(who.gh, who.repo, who.actor, approvers);
     if (!permission.ok) {
-      await reply(
-        speaker.gh,
-        speaker.repo,
-        speaker.issue,
-        `ClusterCode did not accept this answer: ${permission.why}`,
-      );
-      return;
+      return { applied: false, why: `ClusterCode did not accept this answer: ${permission.why}` };
     }
-    await this.#deliver(speaker, runId, {
+    const delivery = await this.deps.runtime.deliver(runId, {
       type: "approval.answer",
       decision,
-      actor: speaker.actor,
+      actor: who.actor,
       node: state.awaiting.node,
-      where: speaker.where,
+      where: who.where,
       at: this.deps.now(),
       ...(note === undefined ? {} : { note }),
     });
+    if (!delivery.applied) {
+      return {
+        applied: false,
+        why: `ClusterCode did not apply this to run \`${runId}\`: ${delivery.refused}.`,
+      };
+    }
+    return { applied: true };
   }
 
   async #deliver(speaker: Speaker, runId: string, event: RunEvent): Promise<void> {

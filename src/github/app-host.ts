@@ -9,6 +9,9 @@ import { Runtime } from "../runtime/runtime.js";
 import { TimerPump } from "../runtime/timer-pump.js";
 import { openStore } from "../store/embedded.js";
 import type { DeliveryRecord, Store } from "../store/store.js";
+import { appRunPagesHandler } from "../ui/app-run-pages-handler.js";
+import { runPageUrl, runPagesFromEnv } from "../ui/run-pages-config.js";
+import type { RunPagesHandler } from "../ui/run-pages-server.js";
 import { Admission } from "./admission.js";
 import { Answers } from "./answers.js";
 import { TokenScrubbingExecutor } from "./clone-source.js";
@@ -63,6 +66,8 @@ export class AppHost {
     readonly schedules: Schedules,
     readonly redelivery: RedeliveryReconciler,
     readonly services: AppServices,
+    /** The run pages, sign-in and their JSON API, when configured (see runPagesFromEnv). */
+    readonly runPages: RunPagesHandler | undefined,
     private readonly effects: DevBoxEffects,
     private readonly admission: Admission,
     private readonly pump: TimerPump,
@@ -143,12 +148,22 @@ export class AppHost {
       onTransition: (run) => settleTransition(run, { store, surfaces, admission, log }),
     });
     const admission = new Admission({ store, runtime, now, holder });
+    const pages = runPagesFromEnv(env);
+    // Set but incomplete is a mistake worth saying; unset is the choice of no run pages.
+    if (!pages.ok && (env.CLUSTERCODE_PUBLIC_URL ?? "") !== "")
+      log.error("run pages are off", new Error(pages.why));
     const surfaces = new Surfaces({
       store,
       installations,
       admission,
       onError: (error, runId) => log.error(`surfaces of run ${runId}`, error),
       devboxNotice: (runId) => notices.get(runId),
+      ...(pages.ok
+        ? {
+            runPageUrl: (repo: string, runId: string) =>
+              runPageUrl(pages.config.publicUrl, repo, runId),
+          }
+        : {}),
     });
     const starter = new RunStarter({
       store,
@@ -186,6 +201,9 @@ export class AppHost {
       schedules,
       redelivery,
       services,
+      pages.ok
+        ? appRunPagesHandler({ config: pages.config, store, installations, answers, now })
+        : undefined,
       effects,
       admission,
       pump,

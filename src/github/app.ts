@@ -14,12 +14,13 @@ export function healthz(req: IncomingMessage, res: ServerResponse): boolean {
 /**
  * The Probot app: every verified delivery that could make the app do anything is recorded in
  * the store before Probot acknowledges it, and processed from there (see DeliveryIntake);
- * nothing else happens in the handler.
+ * nothing else happens in the handler. The run pages, when configured, share its HTTP server.
  */
 export function clusterCodeApp(host: AppHost): ApplicationFunction {
   return (app, { addHandler }) => {
     host.useAuth({ installation: (id) => app.auth(id), app: () => app.auth() });
     addHandler(healthz);
+    if (host.runPages !== undefined) addHandler(host.runPages);
     app.onAny(async (context) => {
       const { id, name, payload } = context;
       if (wantsDelivery(name, payload))

@@ -65,6 +65,7 @@ export async function upsertCheckRun(
     ...(spec.conclusion === undefined ? {} : { conclusion: spec.conclusion }),
     output: { title: spec.title, summary: spec.summary },
     ...(spec.actions === undefined ? {} : { actions: spec.actions }),
+    ...(spec.detailsUrl === undefined ? {} : { details_url: spec.detailsUrl }),
   };
   if (known === undefined) {
     const { data } = await callGitHub(`create check run ${spec.name}`, () =>

@@ -6,6 +6,26 @@ export type Permission = { ok: true } | { ok: false; why: string };
 
 /** Does `user` have write access (write, maintain or admin) to the repository? */
 export async function hasWriteAccess(gh: GitHub, repo: RepoRef, user: string): Promise<boolean> {
+  const permission = await permissionOf(gh, repo, user);
+  return permission === "admin" || permission === "write";
+}
+
+/** Does `user` have read access (or more) to the repository? The check behind run pages. */
+export async function hasReadAccess(
+  gh: GitHub,
+  repo: Pick<RepoRef, "owner" | "repo">,
+  user: string,
+): Promise<boolean> {
+  const permission = await permissionOf(gh, repo, user);
+  return permission === "admin" || permission === "write" || permission === "read";
+}
+
+/** The user's permission on the repository (`none` when GitHub knows of none). */
+async function permissionOf(
+  gh: GitHub,
+  repo: Pick<RepoRef, "owner" | "repo">,
+  user: string,
+): Promise<string> {
   try {
     const { data } = await callGitHub(`permission of ${user}`, () =>
       gh.request("GET /repos/{owner}/{repo}/collaborators/{username}/permission", {
@@ -14,9 +34,9 @@ export async function hasWriteAccess(gh: GitHub, repo: RepoRef, user: string): P
         username: user,
       }),
     );
-    return data.permission === "admin" || data.permission === "write";
+    return data.permission;
   } catch (error) {
-    if (isNotFound(error)) return false;
+    if (isNotFound(error)) return "none";
     throw error;
   }
 }

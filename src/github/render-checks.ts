@@ -10,6 +10,8 @@ export interface CheckRunSpec {
   title: string;
   summary: string;
   actions?: { label: string; description: string; identifier: "approve" | "reject" }[];
+  /** The run page (or the visit's page) the check run links to, when run pages are served. */
+  detailsUrl?: string;
 }
 
 /** The external id of a run's per-node check run: `<runId>/<visit index>`. */
@@ -32,12 +34,14 @@ const CONCLUSIONS = {
 
 /**
  * The check runs a run should show: one for the run, and one per visit of a decision, loop,
- * prototype or approval node. A pure function of the run and its evidence.
+ * prototype or approval node. With `runPage` (the run page's URL), each links to it: a loop's or
+ * prototype's to its own page. A pure function of the run and its evidence.
  */
 export function renderCheckRuns(
   definition: RunDefinition,
   state: RunSnapshot,
   evidence: readonly EvidenceEntry[],
+  runPage?: string,
 ): CheckRunSpec[] {
   const specs: CheckRunSpec[] = [runCheck(definition, state)];
   state.visits.forEach((visit, index) => {
@@ -77,7 +81,28 @@ export function renderCheckRuns(
       });
     }
   });
-  return specs.map((spec) => ({ ...spec, summary: truncateText(spec.summary) }));
+  return specs.map((spec) => ({
+    ...spec,
+    summary: truncateText(spec.summary),
+    ...(runPage === undefined
+      ? {}
+      : { detailsUrl: detailsUrlOf(definition, state, spec, runPage) }),
+  }));
+}
+
+/** Where a check run links: the run page, a loop's or prototype's own page, a visit's entry. */
+function detailsUrlOf(
+  definition: RunDefinition,
+  state: RunSnapshot,
+  spec: CheckRunSpec,
+  runPage: string,
+): string {
+  const { visit } = parseCheckId(spec.externalId);
+  if (visit === undefined) return runPage;
+  const kind = definition.workflow.nodes[state.visits[visit]?.node ?? ""]?.kind;
+  return kind === "loop" || kind === "prototype"
+    ? `${runPage}/visits/${visit}`
+    : `${runPage}#visit-${visit}`;
 }
 
 function runCheck(definition: RunDefinition, state: RunSnapshot): CheckRunSpec {

@@ -11,6 +11,8 @@ export function statusMarker(runId: string): string {
 export interface StatusLinks {
   pullRequestUrl?: string;
   checkRunUrl?: string;
+  /** The run's page, when the app serves run pages. */
+  runPageUrl?: string;
   /** 1-based place in the admission queue, for a queued run. */
   queuePosition?: number;
   /** What the DevBox executor last said about the run's DevBox (waiting for capacity...). */
@@ -66,6 +68,7 @@ export function renderStatusComment(
     `Branch \`${state.branch}\`` +
       (links.pullRequestUrl === undefined ? "" : ` · [pull request](${links.pullRequestUrl})`) +
       (links.checkRunUrl === undefined ? "" : ` · [check run](${links.checkRunUrl})`) +
+      (links.runPageUrl === undefined ? "" : ` · [run page](${links.runPageUrl})`) +
       ` · cost $${state.costUsd.toFixed(2)}`,
   ];
   return truncateText(lines.join("\n"));

@@ -47,6 +47,8 @@ export class Surfaces {
       onError: (error: unknown, runId: string) => void;
       /** What the DevBox executor last said about a run's DevBox, if anything. */
       devboxNotice?: (runId: string) => string | undefined;
+      /** The run page of a run (repository owner/name, run id), when the app serves them. */
+      runPageUrl?: (repo: string, runId: string) => string;
       /** How long a sync waits for more transitions to fold in; default 250 ms. */
       debounceMs?: number;
     },
@@ -106,20 +108,21 @@ export class Surfaces {
       const pull = await ensurePullRequest(gh, repo, state.branch, definition, parsed.issue);
       if (pull !== undefined) memo.pull = pull;
     }
+    const runPageUrl = this.deps.runPageUrl?.(stored.repo, runId);
     let checkRunUrl: string | undefined;
     if (state.lastSha !== undefined) {
       const evidence = (await this.deps.store.listEvidence(runId)).map(
         (record) => record.entry as EvidenceEntry,
       );
       const head = { sha: state.lastSha, earlier: checkpointShas(evidence) };
-      for (const spec of renderCheckRuns(definition, state, evidence)) {
+      for (const spec of renderCheckRuns(definition, state, evidence, runPageUrl)) {
         const url = await upsertCheckRun(gh, repo, memo.checks, spec, head);
         if (spec.externalId === runId) checkRunUrl = url;
       }
       await supersedeOldRunChecks(gh, repo, memo.checks, runId, state.lastSha);
     }
     if (state.awaiting?.kind === "approval" && state.active !== undefined) {
-      await this.#announceApproval(gh, repo, memo, { definition, state }, parsed.issue);
+      await this.#announceApproval(gh, repo, memo, { definition, state }, parsed.issue, runPageUrl);
     }
     const queuePosition =
       state.status === "queued"
@@ -129,6 +132,7 @@ export class Surfaces {
       ...(memo.pull === undefined ? {} : { pullRequestUrl: memo.pull.url }),
       ...(checkRunUrl === undefined || checkRunUrl === "" ? {} : { checkRunUrl }),
       ...(queuePosition === undefined ? {} : { queuePosition }),
+      ...(runPageUrl === undefined ? {} : { runPageUrl }),
       ...devboxNoticeOf(this.deps.devboxNotice?.(runId)),
     });
     if (body === memo.statusBody) return;
@@ -148,6 +152,7 @@ export class Surfaces {
     memo: RunMemo,
     { definition, state }: RunDocument,
     issue: number,
+    runPageUrl: string | undefined,
   ): Promise<void> {
     const active = state.active;
     if (active === undefined || memo.comments === undefined) return;
@@ -168,7 +173,7 @@ export class Surfaces {
     const who = approvers.length === 0 ? "anyone with write access" : approvers.join(" ");
     const message =
       node?.kind === "approval" && node.message !== undefined ? `\n\n${node.message}` : "";
-    const body = `${marker}\nClusterCode run \`${state.runId}\` waits for approval of **${active.node}** by ${who}.${message}\n\nAnswer with \`/approve [note]\` or \`/reject [reason]\`, a review of the pull request, or the check run's buttons.`;
+    const body = `${marker}\nClusterCode run \`${state.runId}\` waits for approval of **${active.node}** by ${who}.${message}\n\nAnswer with \`/approve [note]\` or \`/reject [reason]\`, a review of the pull request, ${runPageUrl === undefined ? "or the check run's buttons" : `the check run's buttons, or the [run page](${runPageUrl})`}.`;
     memo.comments.set(marker, await createComment(gh, repo, issue, body));
   }
 }

@@ -8,6 +8,8 @@ export interface RecordedRequest {
   path: string;
   query: URLSearchParams;
   body: Record<string, unknown>;
+  /** The Authorization header, when the request had one. */
+  authorization?: string;
 }
 
 type Reply = [number, unknown] | [number, unknown, Record<string, string>];
@@ -48,6 +50,8 @@ export class FakeGitHub {
   /** Files by ref (branch name or SHA), then path. */
   readonly files = new Map<string, Map<string, string>>();
   readonly permissions = new Map<string, string>();
+  /** User access tokens (from the OAuth web flow) by the login they belong to: `GET /user`. */
+  readonly userTokens = new Map<string, string>();
   readonly teams = new Map<string, Set<string>>();
   readonly comments: {
     id: number;
@@ -286,14 +290,35 @@ export class FakeGitHub {
       },
     ],
     ["POST", /^\/app\/hook\/deliveries\/\d+\/attempts$/, () => [202, {}]],
+    [
+      "GET",
+      /^\/user$/,
+      (_match, request) => {
+        const token = request.authorization?.replace(/^(token|bearer) /i, "") ?? "";
+        const login = this.userTokens.get(token);
+        return login === undefined
+          ? [401, { message: "Bad credentials" }]
+          : [200, { login, id: 7, type: "User" }];
+      },
+    ],
   ];
 
   /** Intercepts the API (api.github.com by default); everything else but 127.0.0.1 is refused. */
   install(): void {
     nock.disableNetConnect();
     nock.enableNetConnect("127.0.0.1");
-    const handle = (method: string) => (uri: string, body: unknown) =>
-      this.#handle(method, uri, body);
+    const dispatch = (method: string, uri: string, body: unknown, authorization: unknown) =>
+      this.#handle(
+        method,
+        uri,
+        body,
+        typeof authorization === "string" ? authorization : undefined,
+      );
+    // A function, not an arrow: nock hands the intercepted request (its headers) as `this`.
+    const handle = (method: string) =>
+      function (this: nock.ReplyFnContext, uri: string, body: unknown) {
+        return dispatch(method, uri, body, this.req.headers.authorization);
+      };
     const base = new URL(this.api);
     const scope = nock(base.origin).persist();
     // A GHE API lives under /api/v3 on a host that also serves git: only the API is intercepted.
@@ -324,7 +349,7 @@ export class FakeGitHub {
     this.files.set(ref, files);
   }
 
-  #handle(method: string, uri: string, body: unknown): Reply {
+  #handle(method: string, uri: string, body: unknown, authorization?: string): Reply {
     const base = new URL(this.api);
     const url = new URL(uri, base.origin);
     url.pathname = url.pathname.slice(base.pathname.replace(/\/$/, "").length);
@@ -336,6 +361,7 @@ export class FakeGitHub {
       path: decodeURIComponent(url.pathname),
       query: url.searchParams,
       body: record,
+      ...(authorization === undefined ? {} : { authorization }),
     };
     this.requests.push(request);
     this.problems.push(...checkRequest(method, url.pathname, parsed === "" ? undefined : parsed));

@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { generateKeyPairSync, randomUUID } from "node:crypto";
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -66,6 +67,8 @@ export interface TestAppOptions {
    * builds for the GitHub it talks to (a scenario serving that repository over HTTP).
    */
   cloneDirectly?: boolean;
+  /** Receives the handlers the app adds to its HTTP server (the run pages). */
+  addHandler?: (handler: (req: IncomingMessage, res: ServerResponse) => unknown) => void;
 }
 
 /** Starts the app with `workflow` as `.clustercode/workflow.yml` on the default branch. */
@@ -117,9 +120,13 @@ export async function startTestApp(
         throttle: { ...options.throttle, enabled: false },
       })),
     });
-    // Without a server, Probot has nowhere to add HTTP handlers (healthz is tested on its own).
-    await probot.load((probotApp, options) =>
-      clusterCodeApp(host)(probotApp, { ...options, addHandler: () => undefined }),
+    // Without a server, Probot has nowhere to add HTTP handlers: a scenario that serves them
+    // (the run pages) collects them with `addHandler`.
+    await probot.load((probotApp, loadOptions) =>
+      clusterCodeApp(host)(probotApp, {
+        ...loadOptions,
+        addHandler: (handler) => options.addHandler?.(handler),
+      }),
     );
     return { host, probot };
   };

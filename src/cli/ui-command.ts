@@ -1,0 +1,72 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { resolve } from "node:path";
+import { openLocalHost } from "./open-local-host.js";
+import { LocalRunPages } from "../ui/local-run-pages.js";
+import { createRunPagesHandler } from "../ui/run-pages-server.js";
+import { parseOptions, UsageError, type Command } from "./command.js";
+import { resolveStateDir } from "./run-output.js";
+
+/**
+ * `clustercode ui [--state-dir D] [--port N] [--repo DIR]`: serves the run pages of the state
+ * directory's runs on 127.0.0.1 until interrupted. The process holds the state directory (as
+ * `clustercode run` does) and drives the runs answered from the pages.
+ */
+const ui: Command = async (args, io) => {
+  const { values } = parseOptions(args, {
+    "state-dir": { type: "string" },
+    port: { type: "string" },
+    repo: { type: "string" },
+  });
+  const port = Number(values.port ?? "0");
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError("--port must be a port number");
+  const host = await openLocalHost("ui", {
+    stateDir: resolveStateDir(values["state-dir"], io.env),
+    env: io.env,
+  });
+  const server = createServer();
+  const pages = new LocalRunPages({
+    host: {
+      store: host.store,
+      resume: (runId) => host.resume(runId),
+      deliver: (runId, event) => host.runtime.deliver(runId, event),
+    },
+    actor: io.env.USER ?? "local",
+    repo: resolve(io.cwd, values.repo ?? "."),
+    port: () => (server.address() as AddressInfo).port,
+  });
+  const handler = createRunPagesHandler(pages, host.store);
+  server.on("request", (req, res) => {
+    handler(req, res)
+      .then((handled) => {
+        if (handled) return;
+        res.writeHead(302, { location: "/runs" });
+        res.end();
+      })
+      .catch((error: unknown) => {
+        io.stderr.write(
+          `clustercode ui: ${error instanceof Error ? error.message : String(error)}\n`,
+        );
+        if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" });
+        res.end("internal error\n");
+      });
+  });
+  await new Promise<void>((listening, failed) => {
+    server.once("error", failed);
+    server.listen(port, "127.0.0.1", () => listening());
+  });
+  io.stdout.write(
+    `ClusterCode run pages: http://127.0.0.1:${(server.address() as AddressInfo).port}/runs\n`,
+  );
+  await new Promise<void>((stop) => {
+    process.once("SIGINT", () => stop());
+    process.once("SIGTERM", () => stop());
+  });
+  server.closeAllConnections();
+  await new Promise<void>((closed) => server.close(() => closed()));
+  await host.close();
+  return 0;
+};
+
+export default ui;

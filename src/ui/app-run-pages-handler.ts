@@ -1,0 +1,26 @@
+import type { Answers } from "../github/answers.js";
+import type { Installations } from "../github/installations.js";
+import type { Store } from "../store/store.js";
+import { AppRunPages } from "./app-run-pages.js";
+import { GitHubSignIn } from "./github-sign-in.js";
+import type { RunPagesConfig } from "./run-pages-config.js";
+import { createRunPagesHandler, type RunPagesHandler } from "./run-pages-server.js";
+import { SignedCookies } from "./signed-cookies.js";
+
+/** The app's run pages, sign-in and JSON API as one handler for its HTTP server. */
+export function appRunPagesHandler(deps: {
+  config: RunPagesConfig;
+  store: Pick<Store, "getRun" | "listEvidence" | "listRuns">;
+  installations: Pick<Installations, "client">;
+  answers: Pick<Answers, "applyApproval">;
+  now: () => number;
+  assetDir?: string;
+}): RunPagesHandler {
+  const signIn = new GitHubSignIn(deps.config, new SignedCookies(deps.config.sessionKey), deps.now);
+  const host = new AppRunPages({ ...deps, signIn });
+  return createRunPagesHandler(
+    host,
+    deps.store,
+    deps.assetDir === undefined ? {} : { assetDir: deps.assetDir },
+  );
+}
