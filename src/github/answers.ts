@@ -165,7 +165,7 @@ export class Answers {
     if (!delivery.applied) {
       return {
         applied: false,
-        why: `ClusterCode did not apply this to run \`${runId}\`: ${delivery.refused}.`,
+        why: `ClusterCode did not apply this to run \`${runId}\`: ${delivery.refused.message}.`,
       };
     }
     return { applied: true };
