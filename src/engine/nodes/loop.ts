@@ -1,7 +1,7 @@
 import { parseDuration } from "../../workflow/duration.js";
 import type { CommandResult } from "../commands.js";
 import { addCost } from "../cost.js";
-import type { NodeProgress, Visit } from "../model.js";
+import type { Visit } from "../model.js";
 import type { Transition } from "../transition.js";
 import { activeNodeOf } from "./active-node.js";
 import {
@@ -26,7 +26,6 @@ import type { NodeBehaviour } from "./node-behaviour.js";
 
 /** Starts the loop's next iteration in the run's ready DevBox, carrying earlier attempts' count. */
 function start(t: Transition): void {
-  runDevBoxId(t);
   const node = activeNodeOf(t, "loop");
   beginIteration(t, node, t.active.iterationsBefore + 1, []);
 }
@@ -141,9 +140,7 @@ export const LOOP: NodeBehaviour = {
   start,
   onCommandFinished,
   onLedgerTotal,
-  stop: (t, stop, reason) =>
-    stopContainer(t, stop, reason, (t, progress: NodeProgress) =>
-      returnUnusedReservation(t, progress),
-    ),
+  // An iteration reserved in the daily ledger but not started gives its reservation back.
+  stop: (t, stop, reason) => stopContainer(t, stop, reason, returnUnusedReservation),
   budgetUsedUp,
 };
