@@ -1,5 +1,6 @@
 import type { EngineCommand, RunDefinition } from "../engine/model.js";
 import type { Workflow } from "../workflow/workflow.schema.js";
+import type { BuiltInEngine } from "./built-in-engines.js";
 import { estimateCostUsd } from "./prices.js";
 
 /** What the engine's agent is told; the task itself is in the prompt file. */
@@ -9,9 +10,9 @@ const INSTRUCTION = "Read the task in the file {prompt_file} and carry it out in
 const CODEX_PROVIDER = "clustercode-openai";
 
 /**
- * The built-in agent CLIs as command templates. The prompt is a file the agent is told to read:
- * nothing from an issue is ever spliced into argv. Secrets reach the CLI as environment
- * variables of the DevBox, never through the prompt or argv.
+ * The built-in agent CLIs as command templates, one per name in `BUILT_IN_ENGINES`. The prompt
+ * is a file the agent is told to read: nothing from an issue is ever spliced into argv. Secrets
+ * reach the CLI as environment variables of the DevBox, never through the prompt or argv.
  *
  * - `claude`: Claude Code in print mode. `--output-format json` prints one JSON result whose
  *   `total_cost_usd` is the turn's cost and `usage` its tokens. Permissions are skipped because
@@ -70,7 +71,7 @@ export const BUILT_IN_ENGINE_COMMANDS: RunDefinition["engines"] = {
     priceFromUsage: true,
     credentials: { env: ["OPENAI_API_KEY"] },
   },
-};
+} satisfies Record<BuiltInEngine, EngineCommand>;
 
 /** How an engine's turns come to have a cost. */
 export type EngineSpend =

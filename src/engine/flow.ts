@@ -1,15 +1,9 @@
-import { parseDuration } from "../workflow/duration.js";
 import { DEFAULT_MAX_TRAVERSALS, isTerminal } from "../workflow/graph.js";
 import type { Edge } from "../workflow/workflow.schema.js";
-import { agentCommand } from "./prompts.js";
-import { startPrototype } from "./prototype.js";
-import type { NodeProgress, RunStatus } from "./model.js";
+import type { RunStatus } from "./model.js";
+import { NODE_KINDS } from "./nodes/node-kinds.js";
 import type { Transition } from "./transition.js";
-import { decisionJudgeRequest } from "./judging.js";
-import { beginIteration } from "./work.js";
 
-/** Default window of an approval. */
-const DEFAULT_APPROVAL_TIMEOUT = "72h";
 const SUCCESS_LABELS = new Set(["succeeded", "pass", "approved"]);
 const TERMINAL_STATUS: Record<string, RunStatus> = {
   done: "succeeded",
@@ -17,7 +11,10 @@ const TERMINAL_STATUS: Record<string, RunStatus> = {
   escalated: "escalated",
 };
 
-/** Puts the token on `nodeId` for a new visit (or a new attempt at it). */
+/**
+ * Puts the token on `nodeId` for a new visit (or a new attempt at it); the node's kind starts
+ * it. A loop's attempt carries on the `iterations` (and wall clock `since`) of the ones before.
+ */
 export function enterNode(
   t: Transition,
   nodeId: string,
@@ -28,14 +25,16 @@ export function enterNode(
   },
 ): void {
   const node = t.node(nodeId);
+  const kind = NODE_KINDS[node.kind];
   const s = t.snapshot;
+  const carries = kind.carriesIterations;
   s.visits.push({
     node: nodeId,
     attempt,
     startedAt: t.at,
     costUsd: 0,
-    ...(node.kind === "loop" && carry.iterations > 0 ? { iterations: carry.iterations } : {}),
-    ...(node.kind === "loop" && carry.since !== undefined ? { budgetSince: carry.since } : {}),
+    ...(carries && carry.iterations > 0 ? { iterations: carry.iterations } : {}),
+    ...(carries && carry.since !== undefined ? { budgetSince: carry.since } : {}),
   });
   s.active = {
     node: nodeId,
@@ -47,101 +46,7 @@ export function enterNode(
   s.status = "running";
   delete s.awaiting;
   t.record("node.entered", { node: nodeId, attempt, nodeKind: node.kind });
-  const container = node.kind === "run" || node.kind === "loop" || node.kind === "prototype";
-  if (container && node.timeout !== undefined) {
-    const timerId = `timeout:${s.active.visit}:${attempt}`;
-    s.active.timeoutTimer = timerId;
-    t.setTimer(timerId, t.at + parseDuration(node.timeout));
-  }
-  switch (node.kind) {
-    case "prototype":
-      t.releaseDevBox(s.devbox);
-      delete s.devbox;
-      startPrototype(t);
-      return;
-    case "approval": {
-      t.releaseDevBox(s.devbox);
-      delete s.devbox;
-      const deadline = t.at + parseDuration(node.timeout ?? DEFAULT_APPROVAL_TIMEOUT);
-      const timerId = `approval:${s.active.visit}`;
-      s.active.progress = { kind: "approval", timerId, deadline };
-      s.status = "awaiting_input";
-      s.awaiting = { kind: "approval", node: nodeId, deadline };
-      t.setTimer(timerId, deadline);
-      t.record("approval.requested", { node: nodeId, deadline, message: node.message });
-      return;
-    }
-    case "decision":
-      if (node.evaluator === "status") {
-        const label = s.lastOutcome ?? "default";
-        t.record("decision.evaluated", { node: nodeId, evaluator: "status", verdict: label });
-        completeNode(t, label);
-        return;
-      }
-      if (node.evaluator === "agent") {
-        const requestId = `j${s.seq}`;
-        s.active.progress = { kind: "judge", requestId };
-        t.emit(decisionJudgeRequest(t.definition, s, nodeId, requestId));
-        return;
-      }
-      break;
-  }
-  ensureDevBox(t);
-}
-
-/** Claims a DevBox for the active node unless the run holds a ready one; then starts work. */
-export function ensureDevBox(t: Transition): void {
-  const s = t.snapshot;
-  if (s.devbox?.ready === true) {
-    startWork(t);
-    return;
-  }
-  if (s.devbox === undefined) s.devbox = t.claimDevBox(s.branch);
-  t.active.progress = { kind: "claim" };
-}
-
-/** Starts the active run, loop or deterministic decision in the run's ready DevBox. */
-export function startWork(t: Transition): void {
-  const active = t.active;
-  const node = t.node(active.node);
-  const devbox = t.snapshot.devbox;
-  if (devbox === undefined) throw new Error("programmer error: no DevBox");
-  let progress: NodeProgress;
-  if (node.kind === "loop") {
-    beginIteration(t, node, active.iterationsBefore + 1, []);
-    return;
-  } else if (node.kind === "run" && node.run === undefined && node.agent !== undefined) {
-    const prompt = `${node.prompt ?? ""}\n\nThe requirement is in the file named by CLUSTERCODE_BRIEF_FILE.\n`;
-    const commandId = t.dispatch(devbox.id, agentCommand(t.definition, node.agent, prompt));
-    progress = { kind: "exec", commandId, step: "main" };
-  } else if ((node.kind === "run" || node.kind === "decision") && node.run !== undefined) {
-    const commandId = t.dispatch(devbox.id, { type: "script", script: node.run });
-    progress = { kind: "exec", commandId, step: "main" };
-  } else {
-    throw new Error(`programmer error: ${node.kind} node ${active.node} has no work`);
-  }
-  active.progress = progress;
-}
-
-/**
- * Ends a container node's work with `outcome`: its changes are checkpointed first (committed
- * and pushed to the run branch), then the run routes.
- */
-export function finishContainer(t: Transition, outcome: string, reason?: string): void {
-  const active = t.active;
-  const devbox = t.snapshot.devbox;
-  active.pendingOutcome = reason === undefined ? { outcome } : { outcome, reason };
-  if (devbox?.ready !== true) {
-    completeNode(t, outcome, reason);
-    return;
-  }
-  const message = `clustercode: ${active.node} (${outcome})`;
-  const commandId = t.dispatch(devbox.id, { type: "checkpoint", message });
-  if (active.progress.kind === "loop") {
-    active.progress = { ...active.progress, step: "checkpoint", commandId };
-  } else {
-    active.progress = { kind: "exec", commandId, step: "checkpoint" };
-  }
+  kind.enter(t);
 }
 
 /** Closes the active visit with `outcome` and moves the token along the matching edge. */
@@ -214,8 +119,7 @@ function traverse(t: Transition, edge: Edge, exhaustedAlready = false): void {
  */
 function chooseEdge(t: Transition, nodeId: string, outcome: string): Edge | undefined {
   const edges = outgoing(t, nodeId);
-  const kind = t.node(nodeId).kind;
-  if (kind === "decision" || kind === "approval") {
+  if (NODE_KINDS[t.node(nodeId).kind].routing === "label") {
     return (
       edges.find((edge) => edge.label === outcome) ?? edges.find((edge) => edge.label === "default")
     );
@@ -239,11 +143,7 @@ function outgoing(t: Transition, nodeId: string): Edge[] {
 export function endRun(t: Transition, status: RunStatus, reason?: string, atNode?: string): void {
   const s = t.snapshot;
   const active = s.active;
-  if (active?.progress.kind === "prototype") {
-    for (const variant of active.progress.variants) {
-      if (variant.devbox.id !== s.devbox?.id) t.releaseDevBox(variant.devbox);
-    }
-  }
+  if (active !== undefined) NODE_KINDS[t.node(active.node).kind].releaseOwn?.(t, "run-ended");
   t.releaseDevBox(s.devbox);
   delete s.devbox;
   for (const timerId of Object.keys(s.timers)) t.cancelTimer(timerId);

@@ -1,6 +1,7 @@
 import { parseDuration } from "../workflow/duration.js";
 import { enterNode } from "./flow.js";
 import type { RunEvent, Visit } from "./model.js";
+import { NODE_KINDS } from "./nodes/node-kinds.js";
 import type { Transition } from "./transition.js";
 
 /** Id of the timer that bounds the whole run. */
@@ -35,7 +36,7 @@ export function retry(t: Transition, event: RetryEvent): string | undefined {
   const deadline =
     s.deadline ?? (s.visits[0]?.startedAt ?? s.startedAt) + parseDuration(runWallClock(t));
   const usedUp = [
-    ...(previous === undefined ? [] : [loopBudgetUsedUp(t, previous)]),
+    ...(previous === undefined ? [] : [budgetUsedUp(t, previous)]),
     lost === undefined && t.at >= deadline
       ? `the run used its ${runWallClock(t)} wall clock`
       : undefined,
@@ -76,24 +77,9 @@ export function retry(t: Transition, event: RetryEvent): string | undefined {
   return undefined;
 }
 
-/** Why the loop of `visit` cannot go on without a fresh budget, if it cannot. */
-function loopBudgetUsedUp(t: Transition, visit: Visit): string | undefined {
-  const node = t.node(visit.node);
-  if (node.kind !== "loop") return undefined;
-  const max = node.budget?.max_iterations ?? 1;
-  if ((visit.iterations ?? 0) >= max) {
-    return `loop ${visit.node} used ${max === 1 ? "its one iteration" : `all ${max} iterations`}`;
-  }
-  const wallClock = node.budget?.wall_clock;
-  const since = visit.budgetSince ?? visit.startedAt;
-  if (wallClock !== undefined && t.at - since >= parseDuration(wallClock)) {
-    return `loop ${visit.node} used its ${wallClock} wall clock`;
-  }
-  // The daily budget is shared by every run and renews each UTC day: the ledger decides.
-  if (visit.exhausted === "max_cost_per_iteration_usd") {
-    return `loop ${visit.node} ended exhausted: ${visit.reason ?? "an iteration went over its cost"}`;
-  }
-  return undefined;
+/** Why the node of `visit` cannot go on without a fresh budget, as its kind says. */
+function budgetUsedUp(t: Transition, visit: Visit): string | undefined {
+  return NODE_KINDS[t.node(visit.node).kind].budgetUsedUp?.(t, visit);
 }
 
 /** Why the run's spend leaves no room, if `budget.max_cost_usd` is used up. */

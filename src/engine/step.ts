@@ -1,5 +1,5 @@
 import { parseDuration } from "../workflow/duration.js";
-import { completeNode, endRun, enterNode, startWork } from "./flow.js";
+import { completeNode, endRun, enterNode } from "./flow.js";
 import {
   isFinal,
   type RunDefinition,
@@ -7,14 +7,18 @@ import {
   type RunSnapshot,
   type StepResult,
 } from "./model.js";
-import { onVariantCommand, onVariantLost, onVariantReady, variantOn } from "./prototype.js";
-import { Transition } from "./transition.js";
-import { onJudge } from "./judging.js";
-import { onLedgerTotal, onWorkFinished } from "./work.js";
+import { answerApproval } from "./nodes/approval.js";
+import { CHECKPOINT_GRACE_MS } from "./nodes/begin-stop.js";
+import type { NodeBehaviour } from "./nodes/node-behaviour.js";
+import { NODE_KINDS } from "./nodes/node-kinds.js";
+import { Transition, type RunMoves } from "./transition.js";
 import { retry, RUN_WALL_CLOCK_TIMER, runWallClock } from "./retry.js";
-import { CHECKPOINT_GRACE_MS, finishStop, stopNode } from "./stop.js";
+import { finishStop, stopNode } from "./stop.js";
 
 export { DEFAULT_RUN_WALL_CLOCK, RUN_WALL_CLOCK_TIMER } from "./retry.js";
+
+/** The run-level moves node kinds make, handed to each transition. */
+const MOVES: RunMoves = { completeNode, endRun, stopNode, finishStop };
 
 /** The snapshot of a run that has not started yet. */
 export function createSnapshot(definition: RunDefinition, at: number): RunSnapshot {
@@ -44,7 +48,7 @@ export function step(
   snapshot: RunSnapshot,
   event: RunEvent,
 ): StepResult {
-  const t = new Transition(definition, snapshot, event.at);
+  const t = new Transition(definition, snapshot, event.at, MOVES);
   const refused = apply(t, event);
   if (refused !== undefined) return { snapshot, effects: [], refused };
   return { snapshot: t.snapshot, effects: t.effects };
@@ -55,26 +59,8 @@ function apply(t: Transition, event: RunEvent): string | undefined {
   if (event.type === "run.retry") return retry(t, event);
   if (isFinal(s.status)) return `the run has already ended (${s.status})`;
   switch (event.type) {
-    case "run.start": {
-      if (s.status !== "queued") return "the run has already started";
-      const entry = Object.keys(t.definition.workflow.nodes)[0];
-      if (entry === undefined) throw new Error("programmer error: workflow without nodes");
-      s.status = "running";
-      t.record("run.started", {
-        branch: s.branch,
-        baseBranch: t.definition.baseBranch,
-        startedBy: t.definition.startedBy,
-        ...(t.definition.source === undefined ? {} : { workflowFile: t.definition.source }),
-      });
-      const cleaned = t.definition.briefCleaned;
-      if (cleaned !== undefined && Object.values(cleaned).some((count) => count > 0)) {
-        t.record("brief.cleaned", { removed: cleaned });
-      }
-      s.deadline = t.at + parseDuration(runWallClock(t));
-      t.setTimer(RUN_WALL_CLOCK_TIMER, s.deadline);
-      enterNode(t, entry);
-      return undefined;
-    }
+    case "run.start":
+      return startRun(t);
     case "run.cancel":
       t.record("run.cancelled", { actor: event.actor, ...whereOf(event) });
       endRun(t, "cancelled", event.reason ?? `cancelled by ${event.actor}`);
@@ -84,63 +70,74 @@ function apply(t: Transition, event: RunEvent): string | undefined {
     case "devbox.lost":
       return onLost(t, event.devboxId, event.reason);
     case "command.finished": {
-      const variant = variantOn(t, event.devboxId);
-      if (variant !== undefined) {
-        if (variant.commandId !== event.result.commandId) return "stale command result";
-        onVariantCommand(t, variant, event.result);
-        return undefined;
-      }
-      const progress = s.active?.progress;
-      const current =
-        progress?.kind === "exec" || progress?.kind === "loop" ? progress.commandId : undefined;
-      if (current !== event.result.commandId || s.devbox?.id !== event.devboxId)
-        return "stale command result";
-      onWorkFinished(t, event.result);
-      return undefined;
+      const kind = activeKind(t);
+      if (kind === undefined) return "stale command result";
+      return kind.onCommandFinished(t, event.devboxId, event.result);
     }
     case "timer.fired":
       return onTimer(t, event.timerId);
     case "judge.verdict":
-    case "judge.failed":
-      return onJudge(t, event);
-    case "ledger.total":
-      return onLedgerTotal(t, event);
-    case "approval.answer": {
-      const awaiting = s.awaiting;
-      if (awaiting?.kind !== "approval") return "no approval is waiting in this run";
-      if (event.node !== undefined && event.node !== awaiting.node) {
-        return `the waiting approval is ${awaiting.node}, not ${event.node}`;
-      }
-      const node = t.node(awaiting.node);
-      const self = node.kind === "approval" && node.prevent_self_approval === true;
-      if (self && event.actor === t.definition.startedBy) {
-        return `${event.actor} started this run and ${awaiting.node} does not allow self-approval`;
-      }
-      t.record("approval.answered", {
-        node: awaiting.node,
-        decision: event.decision,
-        actor: event.actor,
-        ...(event.note === undefined ? {} : { note: event.note }),
-        ...whereOf(event),
-      });
-      if (s.active?.progress.kind === "approval") t.cancelTimer(s.active.progress.timerId);
-      completeNode(t, event.decision);
-      return undefined;
+    case "judge.failed": {
+      const onJudged = activeKind(t)?.onJudged;
+      return onJudged === undefined ? "stale verdict" : onJudged(t, event);
     }
-    case "run.resolve": {
-      if (s.awaiting?.kind !== "lost")
-        return "nothing in this run waits for resolve: it is for a lost, non-idempotent node";
-      t.record("lost.resolved", {
-        node: s.awaiting.node,
-        outcome: event.outcome,
-        actor: event.actor,
-        note: event.note,
-        ...whereOf(event),
-      });
-      completeNode(t, event.outcome, `resolved ${event.outcome} by ${event.actor}`);
-      return undefined;
+    case "ledger.total": {
+      const onLedgerTotal = activeKind(t)?.onLedgerTotal;
+      return onLedgerTotal === undefined ? "stale ledger answer" : onLedgerTotal(t, event);
     }
+    case "approval.answer":
+      return answerApproval(t, event);
+    case "run.resolve":
+      return resolveLost(t, event);
   }
+}
+
+/** Starts a queued run: its wall clock begins and the token enters the first node. */
+function startRun(t: Transition): string | undefined {
+  const s = t.snapshot;
+  if (s.status !== "queued") return "the run has already started";
+  const entry = Object.keys(t.definition.workflow.nodes)[0];
+  if (entry === undefined) throw new Error("programmer error: workflow without nodes");
+  s.status = "running";
+  t.record("run.started", {
+    branch: s.branch,
+    baseBranch: t.definition.baseBranch,
+    startedBy: t.definition.startedBy,
+    ...(t.definition.source === undefined ? {} : { workflowFile: t.definition.source }),
+  });
+  const cleaned = t.definition.briefCleaned;
+  if (cleaned !== undefined && Object.values(cleaned).some((count) => count > 0)) {
+    t.record("brief.cleaned", { removed: cleaned });
+  }
+  s.deadline = t.at + parseDuration(runWallClock(t));
+  t.setTimer(RUN_WALL_CLOCK_TIMER, s.deadline);
+  enterNode(t, entry);
+  return undefined;
+}
+
+/** A person settled a lost, non-idempotent node's outcome: the run routes on it. */
+function resolveLost(
+  t: Transition,
+  event: Extract<RunEvent, { type: "run.resolve" }>,
+): string | undefined {
+  const s = t.snapshot;
+  if (s.awaiting?.kind !== "lost")
+    return "nothing in this run waits for resolve: it is for a lost, non-idempotent node";
+  t.record("lost.resolved", {
+    node: s.awaiting.node,
+    outcome: event.outcome,
+    actor: event.actor,
+    note: event.note,
+    ...whereOf(event),
+  });
+  completeNode(t, event.outcome, `resolved ${event.outcome} by ${event.actor}`);
+  return undefined;
+}
+
+/** The behaviour of the active node's kind, when a node is active. */
+function activeKind(t: Transition): NodeBehaviour | undefined {
+  const active = t.snapshot.active;
+  return active === undefined ? undefined : NODE_KINDS[t.node(active.node).kind];
 }
 
 /** Where a person's answer was given (a comment, review or check run URL), when known. */
@@ -150,12 +147,8 @@ function whereOf(event: { where?: string }): { where?: string } {
 
 function onReady(t: Transition, devboxId: string, ok: boolean, error?: string): string | undefined {
   const s = t.snapshot;
-  const variant = variantOn(t, devboxId);
-  if (variant !== undefined) {
-    if (variant.phase !== "claim") return "stale DevBox";
-    onVariantReady(t, variant, ok, error);
-    return undefined;
-  }
+  const kind = activeKind(t);
+  if (kind?.onOwnDevBoxReady !== undefined) return kind.onOwnDevBoxReady(t, devboxId, ok, error);
   if (s.devbox?.id !== devboxId || s.devbox.ready) return "stale DevBox";
   t.record("devbox.ready", { devbox: devboxId, ok, ...(error === undefined ? {} : { error }) });
   if (!ok) {
@@ -166,20 +159,16 @@ function onReady(t: Transition, devboxId: string, ok: boolean, error?: string): 
     return undefined;
   }
   s.devbox.ready = true;
-  if (s.active?.progress.kind === "claim") startWork(t);
+  if (s.active?.progress.kind !== "claim") return undefined;
+  if (kind?.start === undefined) throw new Error(`programmer error: ${s.active.node} has no work`);
+  kind.start(t);
   return undefined;
 }
 
 function onLost(t: Transition, devboxId: string, reason: string): string | undefined {
   const s = t.snapshot;
-  const variant = variantOn(t, devboxId);
-  if (variant !== undefined) {
-    if (variant.phase === "passed" || variant.phase === "failed" || variant.phase === "cancelled") {
-      return "DevBox already released";
-    }
-    onVariantLost(t, variant, reason);
-    return undefined;
-  }
+  const kind = activeKind(t);
+  if (kind?.onOwnDevBoxLost !== undefined) return kind.onOwnDevBoxLost(t, devboxId, reason);
   if (s.devbox?.id !== devboxId) return "stale DevBox";
   t.releaseDevBox(s.devbox);
   delete s.devbox;
@@ -215,12 +204,11 @@ function onTimer(t: Transition, timerId: string): string | undefined {
   const active = s.active;
   if (timerId === RUN_WALL_CLOCK_TIMER) {
     stopNode(t, "wall-clock", "run wall clock exceeded");
-  } else if (active?.progress.kind === "approval" && active.progress.timerId === timerId) {
-    const node = t.node(active.node);
-    const label = node.kind === "approval" ? (node.on_timeout ?? "rejected") : "rejected";
-    t.record("approval.timed_out", { node: active.node, label });
-    completeNode(t, label);
-  } else if (active !== undefined && active.timeoutTimer === timerId) {
+    return undefined;
+  }
+  // A timer of the node's own (an approval's window) is its kind's to handle.
+  if (activeKind(t)?.onTimer?.(t, timerId) === true) return undefined;
+  if (active !== undefined && active.timeoutTimer === timerId) {
     delete active.timeoutTimer;
     const pending = active.pendingOutcome;
     if (pending?.stop === undefined) {

@@ -6,12 +6,30 @@ import type {
   Effect,
   EvidenceEntry,
   HeldDevBox,
+  NodeStop,
   RunDefinition,
   RunSnapshot,
+  RunStatus,
   Visit,
 } from "./model.js";
 
 type EffectBody = Effect extends infer E ? (E extends Effect ? Omit<E, "seq"> : never) : never;
+
+/**
+ * The run-level moves a node kind makes when its work ends or must stop: routing along an edge,
+ * ending the run, stopping the active node. `step` passes them in (from flow.ts and stop.ts) so
+ * the node modules, which those import through the node table, never import them back.
+ */
+export interface RunMoves {
+  /** Closes the active visit with `outcome` and moves the token along the matching edge. */
+  completeNode(t: Transition, outcome: string, reason?: string): void;
+  /** Ends the run: every DevBox released, every timer cancelled. */
+  endRun(t: Transition, status: RunStatus, reason?: string, atNode?: string): void;
+  /** Stops the active node before its work ended (timeout, run budget, run wall clock). */
+  stopNode(t: Transition, stop: NodeStop, reason: string): void;
+  /** A stopped node's checkpoint ended (or its grace ran out): the stop takes effect. */
+  finishStop(t: Transition, stop: NodeStop, reason: string): void;
+}
 
 /**
  * One transition being computed: a private copy of the snapshot and the effects emitted so
@@ -25,6 +43,7 @@ export class Transition {
     readonly definition: RunDefinition,
     snapshot: RunSnapshot,
     readonly at: number,
+    private readonly moves: RunMoves,
   ) {
     this.snapshot = structuredClone(snapshot);
     this.snapshot.updatedAt = at;
@@ -49,6 +68,26 @@ export class Transition {
     const visit = this.snapshot.visits[this.active.visit];
     if (visit === undefined) throw new Error("programmer error: no visit");
     return visit;
+  }
+
+  /** Closes the active visit with `outcome` and routes on (see {@link RunMoves}). */
+  completeNode(outcome: string, reason?: string): void {
+    this.moves.completeNode(this, outcome, reason);
+  }
+
+  /** Ends the run with `status` (see {@link RunMoves}). */
+  endRun(status: RunStatus, reason?: string, atNode?: string): void {
+    this.moves.endRun(this, status, reason, atNode);
+  }
+
+  /** Stops the active node (see {@link RunMoves}). */
+  stopNode(stop: NodeStop, reason: string): void {
+    this.moves.stopNode(this, stop, reason);
+  }
+
+  /** Lets a stopped node's stop take effect (see {@link RunMoves}). */
+  finishStop(stop: NodeStop, reason: string): void {
+    this.moves.finishStop(this, stop, reason);
   }
 
   /** Queues an effect and returns its sequence number. */

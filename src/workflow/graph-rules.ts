@@ -1,3 +1,4 @@
+import { BUILT_IN_ENGINES } from "../agents/built-in-engines.js";
 import { budgetWithoutCost } from "./budget-rule.js";
 import { engineWithoutKey } from "./engine-key-rule.js";
 import { parseDuration, DURATION_PATTERN } from "./duration.js";
@@ -17,8 +18,6 @@ import type { SourceMap } from "./source-map.js";
 
 /** Most nodes a workflow may have. */
 export const MAX_NODES = 20;
-/** Engines every workflow may use without declaring them. */
-export const BUILT_IN_ENGINES = ["claude", "codex"] as const;
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

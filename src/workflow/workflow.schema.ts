@@ -1,5 +1,6 @@
 import { Cron } from "croner";
 import { z } from "zod";
+import { BUILT_IN_ENGINES } from "../agents/built-in-engines.js";
 import { DURATION_PATTERN } from "./duration.js";
 
 /** Ids of nodes and engines: lower-case, starting with a letter, at most 40 characters. */
@@ -259,7 +260,7 @@ const approvers = z
 const agent = z
   .strictObject({
     engine: id("engine").describe(
-      "A built-in engine (claude, codex) or one declared under engines.",
+      `A built-in engine (${BUILT_IN_ENGINES.join(", ")}) or one declared under engines.`,
     ),
     model: z.string().min(1).optional().describe("The model the engine runs."),
   })
@@ -377,7 +378,7 @@ const loopNode = z
 const variant = z
   .strictObject({
     engine: id("engine").describe(
-      "A built-in engine (claude, codex) or one declared under engines.",
+      `A built-in engine (${BUILT_IN_ENGINES.join(", ")}) or one declared under engines.`,
     ),
     model: z.string().min(1).optional().describe("The model the engine runs."),
   })
@@ -557,7 +558,7 @@ export const workflowSchema = z
     admission: admission.optional(),
     engines: idRecord("engine", engine)
       .optional()
-      .describe("Agent CLIs beyond the built-in claude and codex."),
+      .describe(`Agent CLIs beyond the built-in ${BUILT_IN_ENGINES.join(" and ")}.`),
     approvers: approvers.optional(),
     nodes: idRecord("node id", node)
       .describe("The graph's nodes (at most 20); the first is the entry.")
