@@ -2,36 +2,20 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CommandRequest, CommandResult } from "../../engine/commands.js";
-import type { AgentSettings } from "./settings.js";
+import { commandEnvironment, type AgentSettings } from "./settings.js";
 import { ApiClient } from "./api-client.js";
-import { CommandJournal } from "./command-journal.js";
+import { interruptedResult, type CommandJournal } from "./command-journal.js";
 import { DevBoxError } from "../errors.js";
-import {
-  checkoutRunBranch,
-  gitDirectory,
-  GitStepError,
-  tokenCredentials,
-  type GitContext,
-} from "./git.js";
-import { OutputTail } from "../output-tail.js";
-import { lineMasker, secretMask } from "./secret-mask.js";
-import { runProcess } from "../process-runner.js";
+import type { OutputTail } from "../output-tail.js";
 import { AGENT_ENV } from "../protocol.js";
-import { executeCommand, OUTPUT_LIMIT_BYTES } from "./run-command.js";
+import { AgentLog } from "./agent-log.js";
+import { AGENT_EXIT, AgentStopping } from "./exit-codes.js";
+import { secretMask, type Mask } from "./secret-mask.js";
+import { repositoryCredentials } from "./repository-credentials.js";
+import { executeCommand } from "./run-command.js";
+import { setUpCheckout } from "./setup.js";
 
-/** The agent's exit codes. */
-export const AGENT_EXIT = {
-  /** Released by the runtime (`{ stop: true }`). */
-  stopped: 0,
-  /** Branch checkout or a setup command failed (reported as `ready` with `ok: false`). */
-  setupFailed: 1,
-  /** The API was unreachable for longer than the lapse: the runtime is presumed gone. */
-  apiLost: 3,
-  /** The API refused the agent (a wrong token, a malformed exchange). */
-  apiRejected: 4,
-  /** Stopped by a signal (SIGTERM/SIGINT). */
-  terminated: 143,
-} as const;
+export { AGENT_EXIT } from "./exit-codes.js";
 
 /** What the agent needs to run. */
 export interface DevBoxAgentOptions {
@@ -50,11 +34,6 @@ export interface DevBoxAgentOptions {
   pollWaitSeconds?: number;
 }
 
-/** Why the agent is exiting, as the abort reason of its lifetime. */
-class AgentStopping extends Error {
-  override readonly name = "AgentStopping";
-}
-
 /**
  * The DevBox agent: checks out the run branch, runs setup, reports ready, then runs the commands
  * the hub hands out one at a time, each at most once per checkout. It heartbeats throughout and
@@ -62,232 +41,243 @@ class AgentStopping extends Error {
  * killing its running command first. Resolves to the exit code ({@link AGENT_EXIT}).
  */
 export async function runDevBoxAgent(options: DevBoxAgentOptions): Promise<number> {
-  const { settings, log } = options;
   if (options.signal?.aborted === true) return AGENT_EXIT.terminated;
-  const life = new AbortController();
-  let exitCode: number = AGENT_EXIT.stopped;
-  const stop = (code: number, why: string) => {
-    if (life.signal.aborted) return;
-    exitCode = code;
-    log.write(`clustercode devbox: ${why}\n`);
-    life.abort(new AgentStopping(why));
-  };
-  const onSignal = () => stop(AGENT_EXIT.terminated, "terminated");
-  options.signal?.addEventListener("abort", onSignal, { once: true });
+  return new DevBoxAgent(options).run();
+}
 
-  let lastContact = Date.now();
-  let running: string | undefined;
-  // Stops the running command (not the agent) when the runtime interrupts it.
-  let interruptRunning: ((commandId: string) => void) | undefined;
-  let beating = false;
-  const client = new ApiClient({
-    apiUrl: options.apiUrl,
-    devboxId: options.devboxId,
-    token: settings.token,
-    signal: life.signal,
-    requestTimeoutMs: Math.min(settings.lapseMs, 10_000),
-    onContact: () => (lastContact = Date.now()),
-  });
-  const credentials =
-    options.env[AGENT_ENV.gitTokenFromApi] === "1"
-      ? repositoryCredentials(() => client.repoToken())
-      : () => Promise.resolve({});
-  const beat = () => {
-    if (beating || life.signal.aborted) return;
-    beating = true;
-    client
-      .heartbeat(running)
+/** One agent's lifetime: its contact with the API, its setup and its command loop. */
+class DevBoxAgent {
+  readonly #options: DevBoxAgentOptions;
+  readonly #settings: AgentSettings;
+  /** Aborted, with an {@link AgentStopping} reason, when the agent is to exit. */
+  readonly #life = new AbortController();
+  readonly #client: ApiClient;
+  readonly #credentials: () => Promise<Record<string, string>>;
+  /** What commands run with: the executor's environment without the agent's token. */
+  readonly #env: Record<string, string>;
+  // Secret values never leave the DevBox in its log or in what it reports.
+  readonly #mask: Mask;
+  readonly #log: AgentLog;
+  #exitCode: number = AGENT_EXIT.stopped;
+  #lastContact = Date.now();
+  #beating = false;
+  #running: string | undefined;
+  /** Stops the running command (not the agent) when the runtime interrupts it. */
+  #interruptRunning: ((commandId: string) => void) | undefined;
+
+  constructor(options: DevBoxAgentOptions) {
+    this.#options = options;
+    this.#settings = options.settings;
+    this.#client = new ApiClient({
+      apiUrl: options.apiUrl,
+      devboxId: options.devboxId,
+      token: this.#settings.token,
+      signal: this.#life.signal,
+      requestTimeoutMs: Math.min(this.#settings.lapseMs, 10_000),
+      onContact: () => (this.#lastContact = Date.now()),
+    });
+    this.#credentials =
+      options.env[AGENT_ENV.gitTokenFromApi] === "1"
+        ? repositoryCredentials(() => this.#client.repoToken())
+        : () => Promise.resolve({});
+    this.#env = commandEnvironment(options.env, this.#settings);
+    this.#mask = secretMask(this.#settings.secrets.map((name) => options.env[name]));
+    this.#log = new AgentLog(options.log, this.#mask);
+  }
+
+  /** Runs the agent to its end; resolves to the exit code. */
+  async run(): Promise<number> {
+    const { settings, signal } = this.#options;
+    const onSignal = () => this.#stop(AGENT_EXIT.terminated, "terminated");
+    signal?.addEventListener("abort", onSignal, { once: true });
+    const heartbeat = setInterval(() => this.#beat(), settings.heartbeatMs);
+    const watchdog = setInterval(() => this.#watch(), Math.min(settings.heartbeatMs, 500));
+    this.#beat();
+    const tmpRoot = await mkdtemp(join(tmpdir(), "clustercode-devbox-"));
+    try {
+      const journal = await this.#setUp();
+      if (journal !== undefined) await this.#work(journal, tmpRoot);
+    } catch (error) {
+      this.#settle(error);
+    } finally {
+      clearInterval(heartbeat);
+      clearInterval(watchdog);
+      signal?.removeEventListener("abort", onSignal);
+      await rm(tmpRoot, { recursive: true, force: true });
+    }
+    return this.#exitCode;
+  }
+
+  /** Ends the agent's lifetime with `code`; the first call wins. */
+  #stop(code: number, why: string): void {
+    if (this.#life.signal.aborted) return;
+    this.#exitCode = code;
+    this.#log.say(why);
+    this.#life.abort(new AgentStopping(why));
+  }
+
+  /** What an error that reached the top means: a rejection, a bug, or noise while stopping. */
+  #settle(error: unknown): void {
+    if (!this.#life.signal.aborted && isRejection(error)) {
+      this.#stop(AGENT_EXIT.apiRejected, (error as Error).message);
+    } else if (!this.#life.signal.aborted) {
+      throw error;
+    } else if (!(error instanceof AgentStopping)) {
+      this.#log.say(`while stopping: ${String(error)}`);
+    }
+  }
+
+  /** Sends one heartbeat unless one is in flight, and acts on the answer. */
+  #beat(): void {
+    if (this.#beating || this.#life.signal.aborted) return;
+    this.#beating = true;
+    this.#client
+      .heartbeat(this.#running)
       .then(
         (answer) => {
-          if ("stop" in answer) stop(AGENT_EXIT.stopped, "released by the runtime");
-          else if (answer.interrupt !== undefined) interruptRunning?.(answer.interrupt);
+          if ("stop" in answer) this.#stop(AGENT_EXIT.stopped, "released by the runtime");
+          else if (answer.interrupt !== undefined) this.#interruptRunning?.(answer.interrupt);
         },
         (error: unknown) => {
-          if (isRejection(error)) stop(AGENT_EXIT.apiRejected, (error as Error).message);
+          if (isRejection(error)) this.#stop(AGENT_EXIT.apiRejected, (error as Error).message);
           // An unreachable API is the watchdog's to judge, over the whole lapse.
-          else if (!life.signal.aborted)
-            log.write(`clustercode devbox: heartbeat: ${String(error)}\n`);
+          else if (!this.#life.signal.aborted) this.#log.say(`heartbeat: ${String(error)}`);
         },
       )
-      .finally(() => (beating = false));
-  };
-  const heartbeat = setInterval(beat, settings.heartbeatMs);
-  const watchdog = setInterval(
-    () => {
-      if (Date.now() - lastContact > settings.lapseMs) {
-        stop(
-          AGENT_EXIT.apiLost,
-          `the API was unreachable for over ${settings.lapseMs} ms; exiting`,
-        );
-      }
-    },
-    Math.min(settings.heartbeatMs, 500),
-  );
-  beat();
+      .finally(() => (this.#beating = false));
+  }
 
-  const tmpRoot = await mkdtemp(join(tmpdir(), "clustercode-devbox-"));
-  const env = commandEnvironment(options.env, settings);
-  // Secret values never leave the DevBox in its log or in what it reports.
-  const mask = secretMask(settings.secrets.map((name) => options.env[name]));
-  const logLines = lineMasker(mask);
-  const tee = (chunk: Buffer) => log.write(logLines.write(chunk.toString("utf8")));
-  const endOfOutput = () => log.write(logLines.flush());
-  const retrying = async <T>(request: () => Promise<T>): Promise<T> => {
+  /** Exits when the API has not answered for longer than the lapse: the runtime is gone. */
+  #watch(): void {
+    const { lapseMs } = this.#settings;
+    if (Date.now() - this.#lastContact > lapseMs) {
+      this.#stop(AGENT_EXIT.apiLost, `the API was unreachable for over ${lapseMs} ms; exiting`);
+    }
+  }
+
+  /** `request` again after each retryable failure, until it succeeds or the agent stops. */
+  async #retrying<T>(request: () => Promise<T>): Promise<T> {
     for (;;) {
       try {
         return await request();
       } catch (error) {
-        if (life.signal.aborted) throw life.signal.reason;
+        if (this.#life.signal.aborted) throw this.#life.signal.reason;
         if (!(error instanceof DevBoxError && error.retryable)) throw error;
-        log.write(`clustercode devbox: ${error.message}; retrying\n`);
-        await sleep(Math.min(settings.heartbeatMs, 1000), life.signal);
+        this.#log.say(`${error.message}; retrying`);
+        await sleep(Math.min(this.#settings.heartbeatMs, 1000), this.#life.signal);
       }
     }
-  };
+  }
 
-  try {
-    // Setup: branch checkout, then the setup commands, then `ready`.
-    const setupOutput = new OutputTail(OUTPUT_LIMIT_BYTES);
-    const git: GitContext = {
-      cwd: options.cwd,
-      env,
-      signal: life.signal,
-      output: setupOutput,
-      tee,
-      credentials,
-    };
-    const failSetup = async (why: string) => {
-      if (life.signal.aborted) throw life.signal.reason;
-      endOfOutput();
-      const output = mask(setupOutput.text(), { cut: setupOutput.truncated });
-      const error = `${mask(why)}\n${output.slice(-8000)}`;
-      await retrying(() => client.ready({ ok: false, error }));
-      stop(AGENT_EXIT.setupFailed, why);
-    };
-    let sha: string;
-    let journal: CommandJournal;
-    try {
-      sha = await checkoutRunBranch(git, settings.branch, settings.baseBranch);
-      journal = await CommandJournal.open(await gitDirectory(git));
-    } catch (error) {
-      if (!(error instanceof GitStepError)) throw error;
-      await failSetup(`checking out ${settings.branch} failed: ${error.message}`);
-      return exitCode;
+  /**
+   * Branch checkout, then the setup commands, then `ready`. Resolves to the checkout's command
+   * journal, or undefined when setup failed (reported, and the agent stopping).
+   */
+  async #setUp(): Promise<CommandJournal | undefined> {
+    const context = { ...this.#processContext(), credentials: this.#credentials };
+    const setup = await setUpCheckout(context, this.#settings, () => this.#log.endOfOutput());
+    if (!setup.ok) {
+      await this.#failSetup(setup.output, setup.why);
+      return undefined;
     }
-    endOfOutput();
-    for (const [index, script] of settings.setup.entries()) {
-      const args = ["-eo", "pipefail", "-c", script];
-      const bash = { file: "bash", args, cwd: options.cwd, env, signal: life.signal, tee };
-      const { exitCode: code } = await runProcess({ ...bash, output: setupOutput });
-      endOfOutput();
-      if (code !== 0) {
-        await failSetup(`setup command ${index + 1} (${script}) exited with ${code}`);
-        return exitCode;
-      }
-    }
-    await retrying(() => client.ready({ ok: true, sha }));
+    await this.#retrying(() => this.#client.ready({ ok: true, sha: setup.sha }));
+    return setup.journal;
+  }
 
-    // Work: long-poll, run each command once, report it.
-    const runOnce = async (request: CommandRequest): Promise<CommandResult | undefined> => {
-      const { commandId } = request;
-      const known = journal.lookup(commandId);
-      if (known?.state === "finished") return known.result;
-      if (known?.state === "started") {
-        const result = interruptedResult(commandId);
-        await journal.markFinished(result);
-        return result;
-      }
-      await journal.markStarted(commandId);
-      running = commandId;
-      const interrupted = new AbortController();
-      interruptRunning = (id) => {
-        if (id !== commandId || interrupted.signal.aborted) return;
-        log.write(`clustercode devbox: interrupting ${commandId}, as the runtime asked\n`);
-        interrupted.abort();
-      };
-      beat();
-      log.write(`clustercode devbox: running ${commandId} (${request.command.type})\n`);
-      let result: CommandResult;
-      try {
-        result = await executeCommand(request, {
-          cwd: options.cwd,
-          env,
-          tmpRoot,
-          branch: settings.branch,
-          signal: AbortSignal.any([life.signal, interrupted.signal]),
-          onSpawn: (pid) => journal.setRunning({ commandId, pid }),
-          tee,
-          credentials,
-          mask,
-        });
-      } finally {
-        endOfOutput();
-        running = undefined;
-        interruptRunning = undefined;
-        journal.clearRunning();
-      }
-      if (interrupted.signal.aborted) {
-        result = {
-          ...result,
-          output: `${result.output}\nclustercode: interrupted by the runtime\n`,
-        };
-      }
-      // Killed part-way: the outcome is unknown and the journal keeps saying "started".
-      if (life.signal.aborted) return undefined;
-      await journal.markFinished(result);
-      return result;
-    };
-    const wait = options.pollWaitSeconds ?? 20;
-    while (!life.signal.aborted) {
-      const answer = await retrying(() => client.poll(wait));
+  /** Reports a failed setup with the tail of its output, then stops the agent. */
+  async #failSetup(output: OutputTail, why: string): Promise<void> {
+    if (this.#life.signal.aborted) throw this.#life.signal.reason;
+    this.#log.endOfOutput();
+    const masked = this.#mask(output.text(), { cut: output.truncated });
+    const error = `${this.#mask(why)}\n${masked.slice(-8000)}`;
+    await this.#retrying(() => this.#client.ready({ ok: false, error }));
+    this.#stop(AGENT_EXIT.setupFailed, why);
+  }
+
+  /** Long-polls for commands, runs each once and reports it, until the agent stops. */
+  async #work(journal: CommandJournal, tmpRoot: string): Promise<void> {
+    const wait = this.#options.pollWaitSeconds ?? 20;
+    while (!this.#life.signal.aborted) {
+      const answer = await this.#retrying(() => this.#client.poll(wait));
       if ("stop" in answer) {
-        stop(AGENT_EXIT.stopped, "released by the runtime");
+        this.#stop(AGENT_EXIT.stopped, "released by the runtime");
         break;
       }
       for (const request of answer.commands) {
-        const result = await runOnce(request);
+        const result = await this.#runOnce(journal, tmpRoot, request);
         if (result === undefined) break;
-        await retrying(() => client.result(result));
+        await this.#retrying(() => this.#client.result(result));
       }
     }
-  } catch (error) {
-    if (!life.signal.aborted && isRejection(error)) {
-      stop(AGENT_EXIT.apiRejected, (error as Error).message);
-    } else if (!life.signal.aborted) {
-      throw error;
-    } else if (!(error instanceof AgentStopping)) {
-      log.write(`clustercode devbox: while stopping: ${String(error)}\n`);
+  }
+
+  /**
+   * Runs `request` unless the journal knows it: a finished one reports its recorded result, a
+   * started one is not run again. Undefined when the agent was stopped part-way.
+   */
+  async #runOnce(
+    journal: CommandJournal,
+    tmpRoot: string,
+    request: CommandRequest,
+  ): Promise<CommandResult | undefined> {
+    const { commandId } = request;
+    const known = journal.lookup(commandId);
+    if (known?.state === "finished") return known.result;
+    if (known?.state === "started") {
+      const result = interruptedResult(commandId);
+      await journal.markFinished(result);
+      return result;
     }
-  } finally {
-    clearInterval(heartbeat);
-    clearInterval(watchdog);
-    options.signal?.removeEventListener("abort", onSignal);
-    await rm(tmpRoot, { recursive: true, force: true });
+    await journal.markStarted(commandId);
+    const interrupted = this.#startRunning(commandId);
+    this.#log.say(`running ${commandId} (${request.command.type})`);
+    let result: CommandResult;
+    try {
+      result = await executeCommand(request, {
+        ...this.#processContext(),
+        tmpRoot,
+        branch: this.#settings.branch,
+        signal: AbortSignal.any([this.#life.signal, interrupted]),
+        onSpawn: (pid) => journal.setRunning({ commandId, pid }),
+        credentials: this.#credentials,
+        mask: this.#mask,
+      });
+    } finally {
+      this.#log.endOfOutput();
+      this.#running = undefined;
+      this.#interruptRunning = undefined;
+      journal.clearRunning();
+    }
+    if (interrupted.aborted) {
+      result = { ...result, output: `${result.output}\nclustercode: interrupted by the runtime\n` };
+    }
+    // Killed part-way: the outcome is unknown and the journal keeps saying "started".
+    if (this.#life.signal.aborted) return undefined;
+    await journal.markFinished(result);
+    return result;
   }
-  return exitCode;
-}
 
-/** What a redelivered command that an earlier agent started but never finished reports. */
-export function interruptedResult(commandId: string): CommandResult {
-  return {
-    commandId,
-    exitCode: 125,
-    output:
-      `clustercode: command ${commandId} was already started in this checkout by an agent that ` +
-      `stopped before it finished; its outcome is unknown, so it was not run again\n`,
-    durationMs: 0,
-    interrupted: true,
-  };
-}
-
-/** The agent's environment minus its token (commands, agents included, never see it). */
-function commandEnvironment(env: NodeJS.ProcessEnv, settings: AgentSettings) {
-  const result: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) {
-    if (value !== undefined && name !== AGENT_ENV.token) result[name] = value;
+  /**
+   * Makes `commandId` the running command, tells the hub at once, and returns the signal the
+   * runtime's interrupt of it aborts.
+   */
+  #startRunning(commandId: string): AbortSignal {
+    this.#running = commandId;
+    const interrupted = new AbortController();
+    this.#interruptRunning = (id) => {
+      if (id !== commandId || interrupted.signal.aborted) return;
+      this.#log.say(`interrupting ${commandId}, as the runtime asked`);
+      interrupted.abort();
+    };
+    this.#beat();
+    return interrupted.signal;
   }
-  result[AGENT_ENV.runId] = settings.runId;
-  return result;
+
+  /** Where a process the agent starts runs, and where its output goes. */
+  #processContext() {
+    const { cwd } = this.#options;
+    return { cwd, env: this.#env, signal: this.#life.signal, tee: this.#log.tee };
+  }
 }
 
 function isRejection(error: unknown): boolean {
@@ -304,25 +294,4 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     }
     signal.addEventListener("abort", done, { once: true });
   });
-}
-
-/**
- * Git credentials from the runtime's repository token, fetched when first needed and again
- * within five minutes of its expiry; none when the runtime hands out no token (a local
- * repository). The token never lands in the checkout's configuration.
- */
-function repositoryCredentials(
-  fetchToken: () => Promise<{ token: string; expiresAt: string } | undefined>,
-): () => Promise<Record<string, string>> {
-  let cached: { env: Record<string, string>; refreshAt: number } | undefined;
-  return async () => {
-    if (cached !== undefined && Date.now() < cached.refreshAt) return cached.env;
-    // Unreachable now: git goes on with what it had, and fails visibly if that is not enough.
-    const token = await fetchToken().catch(() => null);
-    if (token === null) return cached?.env ?? {};
-    const env = token === undefined ? {} : tokenCredentials(token.token);
-    const expires = token === undefined ? Infinity : Date.parse(token.expiresAt);
-    cached = { env, refreshAt: Number.isNaN(expires) ? 0 : expires - 5 * 60_000 };
-    return env;
-  };
 }

@@ -131,3 +131,16 @@ function parseJson(text: string): unknown {
     throw error;
   }
 }
+
+/** What a redelivered command that an earlier agent started but never finished reports. */
+export function interruptedResult(commandId: string): CommandResult {
+  return {
+    commandId,
+    exitCode: 125,
+    output:
+      `clustercode: command ${commandId} was already started in this checkout by an agent that ` +
+      `stopped before it finished; its outcome is unknown, so it was not run again\n`,
+    durationMs: 0,
+    interrupted: true,
+  };
+}

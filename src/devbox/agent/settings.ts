@@ -70,3 +70,16 @@ function readStrings(name: string, text: string | undefined): string[] | string 
   }
   return Array.isArray(value) && value.every((item) => typeof item === "string") ? value : problem;
 }
+
+/** The agent's environment minus its token (commands, agents included, never see it). */
+export function commandEnvironment(
+  env: NodeJS.ProcessEnv,
+  settings: Pick<AgentSettings, "runId">,
+): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && name !== AGENT_ENV.token) result[name] = value;
+  }
+  result[AGENT_ENV.runId] = settings.runId;
+  return result;
+}
