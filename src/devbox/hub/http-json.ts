@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage } from "node:http";
 
 /** A request body read as JSON, or the HTTP error to answer with. */
 export type JsonBody =
@@ -35,19 +35,20 @@ export async function readJsonBody(request: IncomingMessage, limit: number): Pro
   }
 }
 
-/** Answers `response` with `body` as JSON. */
-export function sendJson(
-  response: ServerResponse,
+/** An answer of `body` as JSON, never cached. */
+export function jsonResponse(
   status: number,
   body: unknown,
   headers: Record<string, string> = {},
-): void {
+): Response {
   const text = JSON.stringify(body);
-  response.writeHead(status, {
-    "content-type": "application/json; charset=utf-8",
-    "content-length": String(Buffer.byteLength(text)),
-    "cache-control": "no-store",
-    ...headers,
+  return new Response(text, {
+    status,
+    headers: {
+      "content-type": "application/json; charset=utf-8",
+      "content-length": String(Buffer.byteLength(text)),
+      "cache-control": "no-store",
+      ...headers,
+    },
   });
-  response.end(text);
 }

@@ -1,29 +1,20 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { getRequestListener } from "@hono/node-server";
 import type { CommandRequest } from "../../engine/commands.js";
 import { DevBoxError } from "../errors.js";
 import type { DevBoxEvent, DevBoxLostReason } from "./events.js";
 import {
   createRecord,
   unknownOutcomeOf,
-  waitForWork,
   wake,
   type DevBoxRecord,
-  heartbeatAnswer,
   interruptCommand,
 } from "./record.js";
-import { readJsonBody, sendJson } from "./http-json.js";
 import type { RepoTokenProvider } from "./repo-token.js";
-import { answerTokenRequest } from "./repo-token-route.js";
-import {
-  commandRequestSchema,
-  commandResultSchema,
-  describeIssues,
-  heartbeatBodySchema,
-  MAX_BODY_BYTES,
-  readyBodySchema,
-} from "../protocol.js";
+import { hubRoutes } from "./routes.js";
+import { commandRequestSchema, describeIssues } from "../protocol.js";
 
 /** How a {@link DevBoxHub} is set up. */
 export interface DevBoxHubOptions {
@@ -71,12 +62,16 @@ export class DevBoxHub {
     this.#now = options.now ?? Date.now;
     this.#lapseMs = options.lapseMs ?? 15_000;
     this.#startTimeoutMs = options.startTimeoutMs ?? 600_000;
-    this.#server = createServer((request, response) => {
-      this.#handle(request, response).catch((error: unknown) => {
-        if (!response.headersSent) sendJson(response, 500, { error: "internal error" });
-        this.#reportError(error);
-      });
+    const routes = hubRoutes({
+      authenticate: (devboxId, header) => this.#authenticate(devboxId, header),
+      onEvent: (event) => this.#options.onEvent(event),
+      onError: (error) => this.#reportError(error),
+      now: this.#now,
+      repoToken: options.repoToken,
     });
+    // Hono's Request and Response stay out of the process's globals, which the app shares.
+    const listener = getRequestListener(routes.fetch, { overrideGlobalObjects: false });
+    this.#server = createServer((request, response) => void listener(request, response));
   }
 
   /** Starts serving; returns the base URL the agents are given (e.g. `http://127.0.0.1:PORT`). */
@@ -236,92 +231,5 @@ export class DevBoxHub {
     const expected = record?.token ?? DUMMY_TOKEN;
     const equal = provided.length === expected.length && timingSafeEqual(provided, expected);
     return equal ? record : undefined;
-  }
-
-  async #handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const url = new URL(request.url ?? "/", "http://hub.invalid");
-    const match = /^\/internal\/devboxes\/([^/]+)\/(ready|commands|results|heartbeat|token)$/.exec(
-      url.pathname,
-    );
-    const devboxId = match?.[1] === undefined ? undefined : safeDecode(match[1]);
-    const route = match?.[2];
-    if (devboxId === undefined || route === undefined) {
-      return sendJson(response, 404, { error: "not found" });
-    }
-    const record = this.#authenticate(devboxId, request.headers.authorization);
-    if (record === undefined) {
-      return sendJson(response, 401, { error: "unauthorized" }, { "www-authenticate": "Bearer" });
-    }
-    const method = route === "commands" || route === "token" ? "GET" : "POST";
-    if (request.method !== method) {
-      return sendJson(response, 405, { error: `use ${method}` }, { allow: method });
-    }
-    if (record.state === "active") record.lastSeenAt = this.#now();
-    if (route === "commands") return this.#poll(record, url, response);
-    if (route === "token") return answerTokenRequest(response, this.#options.repoToken, record);
-
-    const body = await readJsonBody(request, MAX_BODY_BYTES);
-    if (!body.ok) {
-      return sendJson(response, body.status, { error: body.message }, { connection: "close" });
-    }
-    const live = record.state === "active" || record.state === "failed";
-    if (route === "ready") {
-      const ready = readyBodySchema.safeParse(body.value);
-      if (!ready.success) return badRequest(response, describeIssues(ready.error));
-      if (live && !record.readyReported) {
-        this.#options.onEvent({ type: "devbox.ready", devboxId, ...ready.data });
-        record.readyReported = true;
-        if (!ready.data.ok) record.state = "failed";
-      }
-      return sendJson(response, 200, { ok: true });
-    }
-    if (route === "results") {
-      const result = commandResultSchema.safeParse(body.value);
-      if (!result.success) return badRequest(response, describeIssues(result.error));
-      const { commandId } = result.data;
-      if (!record.dispatched.has(commandId)) {
-        return sendJson(response, 409, { error: `command ${commandId} was never dispatched` });
-      }
-      if (live && !record.finished.has(commandId)) {
-        this.#options.onEvent({ type: "command.finished", devboxId, result: result.data });
-      }
-      record.finished.add(commandId);
-      record.pending = record.pending.filter((pending) => pending.commandId !== commandId);
-      if (record.running === commandId) record.running = undefined;
-      return sendJson(response, 200, { ok: true });
-    }
-    const heartbeat = heartbeatBodySchema.safeParse(body.value);
-    if (!heartbeat.success) return badRequest(response, describeIssues(heartbeat.error));
-    record.running = heartbeat.data.running;
-    return sendJson(response, 200, heartbeatAnswer(record));
-  }
-
-  /** `GET commands?wait=S`: answers at once when there is work or a stop, else holds the poll. */
-  async #poll(record: DevBoxRecord, url: URL, response: ServerResponse): Promise<void> {
-    const waitText = url.searchParams.get("wait") ?? "0";
-    const wait = Number(waitText);
-    if (waitText.trim() === "" || !Number.isFinite(wait) || wait < 0) {
-      return badRequest(response, `wait must be a number of seconds, got "${waitText}"`);
-    }
-    if (record.state === "active" && record.pending.length === 0 && wait > 0) {
-      await waitForWork(record, wait, response);
-      if (response.destroyed) return;
-    }
-    if (record.state !== "active") return sendJson(response, 200, { stop: true });
-    for (const pending of record.pending) record.delivered.add(pending.commandId);
-    return sendJson(response, 200, { commands: record.pending });
-  }
-}
-
-function badRequest(response: ServerResponse, message: string): void {
-  sendJson(response, 400, { error: message });
-}
-
-function safeDecode(text: string): string | undefined {
-  try {
-    return decodeURIComponent(text);
-  } catch (error) {
-    if (error instanceof URIError) return undefined;
-    throw error;
   }
 }

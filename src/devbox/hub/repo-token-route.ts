@@ -1,6 +1,5 @@
-import type { ServerResponse } from "node:http";
 import type { DevBoxRecord } from "./record.js";
-import { sendJson } from "./http-json.js";
+import { jsonResponse } from "./http-json.js";
 import { RepoTokenError, type RepoTokenProvider } from "./repo-token.js";
 
 /**
@@ -9,21 +8,20 @@ import { RepoTokenError, type RepoTokenProvider } from "./repo-token.js";
  * released or lost, 503 when GitHub failed (ask again), 403 when GitHub refused.
  */
 export async function answerTokenRequest(
-  response: ServerResponse,
   provider: RepoTokenProvider | undefined,
   record: Pick<DevBoxRecord, "runId" | "state">,
-): Promise<void> {
+): Promise<Response> {
   if (provider === undefined) {
-    return sendJson(response, 404, { error: "this runtime hands out no repository tokens" });
+    return jsonResponse(404, { error: "this runtime hands out no repository tokens" });
   }
   if (record.state !== "active") {
-    return sendJson(response, 409, { error: `the DevBox was ${record.state}` });
+    return jsonResponse(409, { error: `the DevBox was ${record.state}` });
   }
   try {
     const { token, expiresAt } = await provider(record.runId);
-    return sendJson(response, 200, { token, expiresAt }, { "cache-control": "no-store" });
+    return jsonResponse(200, { token, expiresAt }, { "cache-control": "no-store" });
   } catch (error) {
     if (!(error instanceof RepoTokenError)) throw error;
-    return sendJson(response, error.retryable ? 503 : 403, { error: error.message });
+    return jsonResponse(error.retryable ? 503 : 403, { error: error.message });
   }
 }
