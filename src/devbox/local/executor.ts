@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, writeSync } from "node:fs";
 import { mkdir, open, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { dirname, join, resolve, sep } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join, sep } from "node:path";
 import { readRunningCommand } from "../agent/command-journal.js";
 import { DevBoxError } from "../errors.js";
 import { SingleFlight } from "../single-flight.js";
@@ -11,6 +10,8 @@ import { OutputTail } from "../output-tail.js";
 import { commandLineOf, isAlive, waitForExit, workingDirectoryOf } from "./process-info.js";
 import { killGroup, runProcess } from "../process-runner.js";
 import { AGENT_ENV } from "../protocol.js";
+import { defaultCliPath } from "./cli-path.js";
+import { withoutCredentials } from "./repository-url.js";
 
 /** How a {@link LocalExecutor} is set up. */
 export interface LocalExecutorOptions {
@@ -293,28 +294,7 @@ export class LocalExecutor implements DevBoxExecutor {
   }
 }
 
-/**
- * The built CLI next to this module (`dist/devbox/local/` → `dist/cli/main.js`). When running from
- * sources (tests), the build in `dist/` of the package root.
- */
-function defaultCliPath(): string {
-  const here = fileURLToPath(import.meta.url);
-  if (here.endsWith(".ts"))
-    return resolve(dirname(here), "..", "..", "..", "dist", "cli", "main.js");
-  return fileURLToPath(new URL("../../cli/main.js", import.meta.url));
-}
-
 function writeLine(fd: number, text: string): void {
   // Synchronous so the line lands before the agent's own output in the same file.
   writeSync(fd, `${text}\n`);
-}
-
-/** `repository` without the user and password of an http(s) URL; other forms unchanged. */
-export function withoutCredentials(repository: string): string {
-  if (!/^https?:\/\//.test(repository)) return repository;
-  const url = new URL(repository);
-  if (url.username === "" && url.password === "") return repository;
-  url.username = "";
-  url.password = "";
-  return url.toString();
 }

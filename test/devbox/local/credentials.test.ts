@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { DevBoxEvent } from "../../../src/devbox/hub/events.js";
 import { DevBoxHub } from "../../../src/devbox/hub/hub.js";
-import { LocalExecutor, withoutCredentials } from "../../../src/devbox/local/executor.js";
+import { LocalExecutor } from "../../../src/devbox/local/executor.js";
+import { withoutCredentials } from "../../../src/devbox/local/repository-url.js";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "clustercode-credentials-")));
 afterAll(() => rm(root, { recursive: true, force: true }));
