@@ -27,7 +27,7 @@ import { viewAs } from "./view-as.js";
 export const WEBHOOK_PORT = 3000;
 /** Port of the internal DevBox API (the hub). */
 export const INTERNAL_PORT = 8080;
-/** The DevBox task definition families the executor registers (`src/devbox/ecs-task-definitions.ts`). */
+/** The DevBox task definition families the executor registers (`src/devbox/ecs/task-definitions.ts`). */
 export const DEVBOX_FAMILY_PREFIX = "clustercode-devbox-";
 /** The app's own secrets; deliberately outside the `clustercode/` prefix DevBoxes may read. */
 export const APP_SECRETS = ["APP_ID", "PRIVATE_KEY", "WEBHOOK_SECRET"] as const;

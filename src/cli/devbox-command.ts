@@ -1,5 +1,5 @@
-import { readAgentSettings } from "../devbox/agent-settings.js";
-import { runDevBoxAgent } from "../devbox/agent.js";
+import { readAgentSettings } from "../devbox/agent/settings.js";
+import { runDevBoxAgent } from "../devbox/agent/agent.js";
 import { parseOptions, UsageError, type Command } from "./command.js";
 
 const USAGE = "usage: clustercode devbox --api URL --devbox ID (token in CLUSTERCODE_DEVBOX_TOKEN)";

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { DevBoxHub } from "../devbox/hub.js";
+import { DevBoxHub } from "../devbox/hub/hub.js";
 import { gitHostBaseUrl, repositoryCloneUrl } from "../devbox/git-host.js";
-import { LocalExecutor } from "../devbox/local-executor.js";
+import { LocalExecutor } from "../devbox/local/executor.js";
 import { DevBoxEffects, splitDevBoxId } from "../runtime/effects.js";
 import { judgeFromEnv } from "../runtime/judge.js";
 import { Runtime } from "../runtime/runtime.js";

@@ -1,6 +1,6 @@
 import { DevBoxError } from "../devbox/errors.js";
 import type { DevBoxExecutor, StartRequest } from "../devbox/executor.js";
-import type { LocalExecutor } from "../devbox/local-executor.js";
+import type { LocalExecutor } from "../devbox/local/executor.js";
 
 const CREDENTIALS = /\/\/[^/@\s]*:[^/@\s]*@/g;
 

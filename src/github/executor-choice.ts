@@ -1,9 +1,9 @@
-import { ecsExecutorFromEnv } from "../devbox/ecs-config.js";
-import type { EcsStatus } from "../devbox/ecs-status.js";
-import { taskPrivateAddress } from "../devbox/ecs-task-address.js";
-import type { DevBoxEvent } from "../devbox/hub-events.js";
+import { ecsExecutorFromEnv } from "../devbox/ecs/config.js";
+import type { EcsStatus } from "../devbox/ecs/status.js";
+import { taskPrivateAddress } from "../devbox/ecs/task-address.js";
+import type { DevBoxEvent } from "../devbox/hub/events.js";
 import type { DevBoxExecutor } from "../devbox/executor.js";
-import type { LocalExecutor } from "../devbox/local-executor.js";
+import type { LocalExecutor } from "../devbox/local/executor.js";
 import { TokenScrubbingExecutor } from "./clone-source.js";
 
 /** The DevBox executor of the app and how DevBoxes reach it. */

@@ -1,4 +1,4 @@
-import { createRepoToken, RepoTokens, type RepoToken } from "../devbox/repo-token.js";
+import { createRepoToken, RepoTokens, type RepoToken } from "../devbox/hub/repo-token.js";
 import { callGitHub } from "./errors.js";
 import { splitFullName, type GitHub, type GitHubAuth } from "./github.js";
 

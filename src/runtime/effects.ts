@@ -1,6 +1,6 @@
 import type { Effect, RunEvent } from "../engine/model.js";
-import type { DevBoxHub } from "../devbox/hub.js";
-import type { DevBoxEvent } from "../devbox/hub-events.js";
+import type { DevBoxHub } from "../devbox/hub/hub.js";
+import type { DevBoxEvent } from "../devbox/hub/events.js";
 import type { DevBoxExecutor } from "../devbox/executor.js";
 import type { DiffSource } from "../agents/diff-source.js";
 import { JudgeError } from "../agents/judge-error.js";

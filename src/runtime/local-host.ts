@@ -1,6 +1,6 @@
 import { GitDiffSource } from "../agents/diff-source.js";
-import { DevBoxHub } from "../devbox/hub.js";
-import { LocalExecutor } from "../devbox/local-executor.js";
+import { DevBoxHub } from "../devbox/hub/hub.js";
+import { LocalExecutor } from "../devbox/local/executor.js";
 import type { Effect, RunEvent, RunSnapshot } from "../engine/model.js";
 import { openStore } from "../store/embedded.js";
 import { StateDirHolder } from "../store/state-dir-holder.js";

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BUILT_IN_ENGINE_COMMANDS, resolveEngines } from "../../src/agents/engines.js";
 import { agentCommand } from "../../src/engine/prompts.js";
-import { executeCommand } from "../../src/devbox/run-command.js";
+import { executeCommand } from "../../src/devbox/agent/run-command.js";
 import { definitionOf, workflowOf } from "../engine/harness.js";
 
 const FAKE = fileURLToPath(new URL("./fixtures/fake-agent.js", import.meta.url));

@@ -1,4 +1,4 @@
-import type { DevBoxHub } from "../../src/devbox/hub.js";
+import type { DevBoxHub } from "../../src/devbox/hub/hub.js";
 import type { DevBoxExecutor } from "../../src/devbox/executor.js";
 import type { CommandRequest } from "../../src/engine/commands.js";
 import type { Effect, RunEvent } from "../../src/engine/model.js";

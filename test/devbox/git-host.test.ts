@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cloneUrlOf } from "../../src/devbox/ecs-names.js";
+import { cloneUrlOf } from "../../src/devbox/ecs/names.js";
 import { gitHostBaseUrl, repositoryCloneUrl } from "../../src/devbox/git-host.js";
 
 describe("where DevBoxes clone from", () => {

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { waitForExit } from "../../src/devbox/process-info.js";
+import { waitForExit } from "../../src/devbox/local/process-info.js";
 import { cliEnv, makeRepo, runCli, startCli } from "./local-cli.js";
 
 /** Bounded wait for a condition the test cannot be told about. */

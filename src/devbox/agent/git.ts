@@ -1,0 +1,173 @@
+import { AppError } from "../../errors/app-error.js";
+import { OutputTail } from "../output-tail.js";
+import { runProcess } from "../process-runner.js";
+
+/** Who checkpoint commits are by. */
+export const CHECKPOINT_AUTHOR = {
+  name: "ClusterCode",
+  email: "clustercode@users.noreply.github.com",
+} as const;
+
+/** Where and how git runs; `output` collects the combined output of every step. */
+export interface GitContext {
+  cwd: string;
+  env: Record<string, string>;
+  signal: AbortSignal;
+  output: OutputTail;
+  tee?: (chunk: Buffer) => void;
+  /**
+   * Environment that authenticates git to the source repository, asked for before each step
+   * that talks to it (ls-remote, fetch, push), so a token that expired is replaced in time.
+   */
+  credentials?: () => Promise<Record<string, string>>;
+}
+
+const NETWORK_STEPS = new Set(["ls-remote", "fetch", "push"]);
+
+/**
+ * Git configuration, as environment (never argv), that sends `token` as the repository's
+ * installation token: `http.extraHeader` with Basic `x-access-token`, as GitHub expects.
+ */
+export function tokenCredentials(token: string): Record<string, string> {
+  const basic = Buffer.from(`x-access-token:${token}`).toString("base64");
+  return {
+    GIT_CONFIG_COUNT: "1",
+    GIT_CONFIG_KEY_0: "http.extraHeader",
+    GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
+  };
+}
+
+/** A git step that failed, with the exit code of the step. */
+export class GitStepError extends AppError<"git-step-failed"> {
+  override readonly name = "GitStepError";
+  readonly exitCode: number;
+
+  constructor(step: string, exitCode: number) {
+    super("git-step-failed", `git ${step} exited with ${exitCode}`);
+    this.exitCode = exitCode;
+  }
+}
+
+/** Runs git with `args` (never through a shell). */
+async function git(
+  context: GitContext,
+  args: readonly string[],
+  quiet = false,
+): Promise<{ exitCode: number; stdout: string }> {
+  const stdout = new OutputTail(64 * 1024);
+  const auth = NETWORK_STEPS.has(args[0] ?? "") ? await context.credentials?.() : undefined;
+  // Queries (rev-parse, ls-remote) keep their answers out of the output and the log.
+  const output = quiet ? new OutputTail(64 * 1024) : context.output;
+  const { exitCode } = await runProcess({
+    file: "git",
+    args,
+    cwd: context.cwd,
+    // Never wait for a password prompt: a missing credential is an error, not a hang.
+    env: { ...context.env, ...auth, GIT_TERMINAL_PROMPT: "0" },
+    signal: context.signal,
+    output,
+    stdout,
+    ...(context.tee === undefined || quiet ? {} : { tee: context.tee }),
+  });
+  return { exitCode, stdout: stdout.text() };
+}
+
+async function gitOrThrow(
+  context: GitContext,
+  args: readonly string[],
+  quiet = false,
+): Promise<string> {
+  const { exitCode, stdout } = await git(context, args, quiet);
+  if (exitCode !== 0) throw new GitStepError(args[0] ?? "", exitCode);
+  return stdout;
+}
+
+/** Refuses branch names git would not accept or would read as an option. */
+export async function checkBranchName(context: GitContext, branch: string): Promise<void> {
+  if (branch === "" || branch.startsWith("-")) throw new GitStepError("check-ref-format", 1);
+  await gitOrThrow(context, ["check-ref-format", `refs/heads/${branch}`]);
+}
+
+/**
+ * Checks out the run branch: the local branch when this checkout already has it (a restarted
+ * agent keeps its work), else origin's branch when it exists there, else a new branch from
+ * origin's `baseBranch`. Returns the checked-out commit.
+ */
+export async function checkoutRunBranch(
+  context: GitContext,
+  branch: string,
+  baseBranch: string,
+): Promise<string> {
+  await checkBranchName(context, branch);
+  await checkBranchName(context, baseBranch);
+  const local = await git(
+    context,
+    ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}`],
+    true,
+  );
+  if (local.exitCode === 0) {
+    await gitOrThrow(context, ["checkout", "--quiet", branch]);
+  } else {
+    const { exitCode: remote } = await git(context, [
+      "ls-remote",
+      "--exit-code",
+      "--heads",
+      "origin",
+      `refs/heads/${branch}`,
+    ]);
+    if (remote !== 0 && remote !== 2) throw new GitStepError("ls-remote", remote);
+    const source = remote === 0 ? branch : baseBranch;
+    await gitOrThrow(context, [
+      "fetch",
+      "--quiet",
+      "origin",
+      `+refs/heads/${source}:refs/remotes/origin/${source}`,
+    ]);
+    await gitOrThrow(context, [
+      "checkout",
+      "--quiet",
+      "--no-track",
+      "-B",
+      branch,
+      `refs/remotes/origin/${source}`,
+    ]);
+  }
+  return (await gitOrThrow(context, ["rev-parse", "HEAD"], true)).trim();
+}
+
+/**
+ * Commits every change (when there is one) with the message in `messageFile`, pushes HEAD to the
+ * run branch on origin and returns the commit. Hooks are skipped: a checkpoint is a save point,
+ * not a quality gate, and must not be refused by one.
+ */
+export async function checkpoint(
+  context: GitContext,
+  branch: string,
+  messageFile: string,
+): Promise<string> {
+  await gitOrThrow(context, ["add", "--all"]);
+  const { exitCode: diff } = await git(context, ["diff", "--cached", "--quiet"]);
+  if (diff !== 0 && diff !== 1) throw new GitStepError("diff", diff);
+  if (diff === 1) {
+    const identity = {
+      GIT_AUTHOR_NAME: CHECKPOINT_AUTHOR.name,
+      GIT_AUTHOR_EMAIL: CHECKPOINT_AUTHOR.email,
+      GIT_COMMITTER_NAME: CHECKPOINT_AUTHOR.name,
+      GIT_COMMITTER_EMAIL: CHECKPOINT_AUTHOR.email,
+    };
+    await gitOrThrow({ ...context, env: { ...context.env, ...identity } }, [
+      "commit",
+      "--quiet",
+      "--no-verify",
+      "--file",
+      messageFile,
+    ]);
+  }
+  await gitOrThrow(context, ["push", "--quiet", "origin", `HEAD:refs/heads/${branch}`]);
+  return (await gitOrThrow(context, ["rev-parse", "HEAD"], true)).trim();
+}
+
+/** The absolute path of the checkout's git directory (where the agent keeps its journal). */
+export async function gitDirectory(context: GitContext): Promise<string> {
+  return (await gitOrThrow(context, ["rev-parse", "--absolute-git-dir"], true)).trim();
+}

@@ -1,0 +1,63 @@
+import { OutputTail } from "../output-tail.js";
+import { runProcess } from "../process-runner.js";
+import type { AgentSettings } from "./settings.js";
+import { CommandJournal } from "./command-journal.js";
+import { checkoutRunBranch, gitDirectory, GitStepError, type GitContext } from "./git.js";
+import { OUTPUT_LIMIT_BYTES } from "./run-command.js";
+
+/** How a DevBox's setup ended: ready at `sha`, or failed for `why` with the output so far. */
+export type SetupOutcome =
+  | { ok: true; sha: string; journal: CommandJournal }
+  | { ok: false; why: string; output: OutputTail };
+
+/** Where setup runs; its output is collected by setup itself. */
+export interface SetupContext {
+  cwd: string;
+  /** The environment for git and the setup commands (without the agent's token). */
+  env: Record<string, string>;
+  signal: AbortSignal;
+  /** Where every chunk of output is copied to as it arrives (the agent's log). */
+  tee: (chunk: Buffer) => void;
+  /** Git's credentials for the source repository (see {@link GitContext}). */
+  credentials: () => Promise<Record<string, string>>;
+}
+
+/**
+ * Checks out the run branch, opens the checkout's command journal and runs the setup commands
+ * in order, stopping at the first that fails. `endOfOutput` is called after each step that
+ * succeeded and after each setup command, to flush its last line to the log. A git step that
+ * fails is an outcome; anything else thrown is not caught.
+ */
+export async function setUpCheckout(
+  context: SetupContext,
+  settings: Pick<AgentSettings, "branch" | "baseBranch" | "setup">,
+  endOfOutput: () => void,
+): Promise<SetupOutcome> {
+  const output = new OutputTail(OUTPUT_LIMIT_BYTES);
+  const git: GitContext = { ...context, output };
+  let sha: string;
+  let journal: CommandJournal;
+  try {
+    sha = await checkoutRunBranch(git, settings.branch, settings.baseBranch);
+    journal = await CommandJournal.open(await gitDirectory(git));
+  } catch (error) {
+    if (!(error instanceof GitStepError)) throw error;
+    return { ok: false, why: `checking out ${settings.branch} failed: ${error.message}`, output };
+  }
+  endOfOutput();
+  for (const [index, script] of settings.setup.entries()) {
+    const args = ["-eo", "pipefail", "-c", script];
+    const { cwd, env, signal, tee } = context;
+    const bash = { file: "bash", args, cwd, env, signal, tee, output };
+    const { exitCode } = await runProcess(bash);
+    endOfOutput();
+    if (exitCode !== 0) {
+      return {
+        ok: false,
+        why: `setup command ${index + 1} (${script}) exited with ${exitCode}`,
+        output,
+      };
+    }
+  }
+  return { ok: true, sha, journal };
+}

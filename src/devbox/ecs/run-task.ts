@@ -1,0 +1,70 @@
+import type { KeyValuePair, RunTaskCommandInput } from "@aws-sdk/client-ecs";
+import type { EcsExecutorOptions } from "./executor-options.js";
+import { clientTokenOf, cloneUrlOf, startedByOf, tagValueOf } from "./names.js";
+import { DEVBOX_CONTAINER } from "./task-definitions.js";
+import type { StartRequest } from "../executor.js";
+import { AGENT_ENV } from "../protocol.js";
+
+/** Environment variables the DevBox image's entrypoint reads besides the agent's own. */
+export const ENTRYPOINT_ENV = {
+  /** Base URL of the internal API. */
+  apiUrl: "CLUSTERCODE_API_URL",
+  /** The DevBox id, as the hub knows it. */
+  devboxId: "CLUSTERCODE_DEVBOX_ID",
+  /** The URL to clone (credentials come from the internal API's token route). */
+  repository: "CLUSTERCODE_REPOSITORY",
+} as const;
+
+/**
+ * The RunTask request of placement attempt `attempt` of a DevBox: on the capacity provider,
+ * under a client token and `startedBy` derived from the DevBox id, tagged with the run, and with
+ * container overrides that carry only what the agent needs. Secrets are never among them: the
+ * task definition points at Secrets Manager instead.
+ */
+export function runTaskInput(
+  options: EcsExecutorOptions,
+  request: StartRequest,
+  taskDefinition: string,
+  attempt: number,
+): RunTaskCommandInput {
+  const { devboxId, runId, spec } = request;
+  // Only what the agent needs; secrets come from the task definition, never from here.
+  const environment: KeyValuePair[] = Object.entries({
+    ...options.agentEnv,
+    [AGENT_ENV.runId]: runId,
+    [AGENT_ENV.token]: request.token,
+    [AGENT_ENV.branch]: spec.branch,
+    [AGENT_ENV.baseBranch]: spec.baseBranch,
+    [AGENT_ENV.setup]: JSON.stringify(spec.setup),
+    [AGENT_ENV.secrets]: JSON.stringify(spec.secrets),
+    [ENTRYPOINT_ENV.apiUrl]: request.apiUrl,
+    [ENTRYPOINT_ENV.devboxId]: devboxId,
+    [ENTRYPOINT_ENV.repository]: cloneUrlOf(request.repository, options.gitHost),
+  }).map(([name, value]) => ({ name, value }));
+  const { subnets, securityGroups } = options;
+  return {
+    cluster: options.cluster,
+    taskDefinition,
+    count: 1,
+    capacityProviderStrategy: [{ capacityProvider: options.capacityProvider, weight: 1 }],
+    clientToken: clientTokenOf(devboxId, attempt),
+    startedBy: startedByOf(devboxId),
+    tags: [
+      { key: "clustercode:run", value: tagValueOf(runId) },
+      { key: "clustercode:devbox", value: tagValueOf(devboxId) },
+    ],
+    enableECSManagedTags: true,
+    overrides: { containerOverrides: [{ name: DEVBOX_CONTAINER, environment }] },
+    ...(subnets === undefined
+      ? {}
+      : {
+          networkConfiguration: {
+            awsvpcConfiguration: {
+              subnets,
+              ...(securityGroups === undefined ? {} : { securityGroups }),
+              assignPublicIp: "DISABLED" as const,
+            },
+          },
+        }),
+  };
+}

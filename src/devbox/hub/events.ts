@@ -1,0 +1,23 @@
+import type { CommandResult } from "../../engine/commands.js";
+
+/** Why the hub gave up on a DevBox. */
+export type DevBoxLostReason =
+  /** It stopped heartbeating and polling for longer than the lapse. */
+  | "heartbeat-lapsed"
+  /** It never contacted the hub within the start timeout after it was registered. */
+  | "never-connected";
+
+/**
+ * What the hub tells the runtime. Each is reported once per DevBox (ready, lost) or once per
+ * command id (finished); nothing is reported about a DevBox after it is released or lost.
+ */
+export type DevBoxEvent =
+  /** Clone, branch checkout and setup ended; `sha` is the checked-out commit. */
+  | { type: "devbox.ready"; devboxId: string; ok: boolean; error?: string; sha?: string }
+  /** A dispatched command ended (or was found interrupted, see `CommandResult.interrupted`). */
+  | { type: "command.finished"; devboxId: string; result: CommandResult }
+  /**
+   * The DevBox is gone. `runningCommandId` is the command whose outcome is now unknown: the one
+   * it last said it was running, else the first one it received without reporting a result.
+   */
+  | { type: "devbox.lost"; devboxId: string; runningCommandId?: string; reason: DevBoxLostReason };

@@ -1,0 +1,235 @@
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { getRequestListener } from "@hono/node-server";
+import type { CommandRequest } from "../../engine/commands.js";
+import { DevBoxError } from "../errors.js";
+import type { DevBoxEvent, DevBoxLostReason } from "./events.js";
+import {
+  createRecord,
+  unknownOutcomeOf,
+  wake,
+  type DevBoxRecord,
+  interruptCommand,
+} from "./record.js";
+import type { RepoTokenProvider } from "./repo-token.js";
+import { hubRoutes } from "./routes.js";
+import { commandRequestSchema, describeIssues } from "../protocol.js";
+
+/** How a {@link DevBoxHub} is set up. */
+export interface DevBoxHubOptions {
+  /** Receives every event; an exception thrown here answers the agent 500, so it retries. */
+  onEvent: (event: DevBoxEvent) => void;
+  /** Errors the hub cannot answer to anyone (a failing `onEvent` in the lapse timer). */
+  onError?: (error: unknown) => void;
+  /** Interface to bind; default 127.0.0.1. */
+  host?: string;
+  /** Port to bind; default 0 (any free port). */
+  port?: number;
+  /** No heartbeat or poll for this long after the first contact → `devbox.lost`. Default 15000. */
+  lapseMs?: number;
+  /** No contact at all for this long after `register` → `devbox.lost`. Default 10 minutes. */
+  startTimeoutMs?: number;
+  /** How often lapses are checked; default a quarter of `lapseMs`, at most one second. */
+  checkIntervalMs?: number;
+  /** The clock, in milliseconds; default `Date.now`. */
+  now?: () => number;
+  /** Mints a run's repository token for `GET token`; without it that route answers 404. */
+  repoToken?: RepoTokenProvider;
+}
+
+/** How long the hub remembers a released or lost DevBox. */
+const FORGET_AFTER_MS = 10 * 60_000;
+
+const DUMMY_TOKEN = Buffer.alloc(64);
+
+/**
+ * The runtime's side of the internal DevBox API: issues per-DevBox tokens, queues commands for
+ * the agents' long-polls, takes their results and heartbeats, and reports events back.
+ */
+export class DevBoxHub {
+  readonly #options: DevBoxHubOptions;
+  readonly #now: () => number;
+  readonly #lapseMs: number;
+  readonly #startTimeoutMs: number;
+  readonly #devboxes = new Map<string, DevBoxRecord>();
+  readonly #server: Server;
+  #timer: NodeJS.Timeout | undefined;
+  #url: string | undefined;
+
+  constructor(options: DevBoxHubOptions) {
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+    this.#lapseMs = options.lapseMs ?? 15_000;
+    this.#startTimeoutMs = options.startTimeoutMs ?? 600_000;
+    const routes = hubRoutes({
+      authenticate: (devboxId, header) => this.#authenticate(devboxId, header),
+      onEvent: (event) => this.#options.onEvent(event),
+      onError: (error) => this.#reportError(error),
+      now: this.#now,
+      repoToken: options.repoToken,
+    });
+    // Hono's Request and Response stay out of the process's globals, which the app shares.
+    const listener = getRequestListener(routes.fetch, { overrideGlobalObjects: false });
+    this.#server = createServer((request, response) => void listener(request, response));
+  }
+
+  /** Starts serving; returns the base URL the agents are given (e.g. `http://127.0.0.1:PORT`). */
+  async listen(): Promise<string> {
+    if (this.#url !== undefined) return this.#url;
+    const host = this.#options.host ?? "127.0.0.1";
+    await new Promise<void>((resolve, reject) => {
+      this.#server.once("error", reject);
+      this.#server.listen(this.#options.port ?? 0, host, () => {
+        this.#server.off("error", reject);
+        resolve();
+      });
+    });
+    const { port } = this.#server.address() as AddressInfo;
+    this.#url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+    const interval = this.#options.checkIntervalMs ?? Math.min(1000, this.#lapseMs / 4);
+    this.#timer = setInterval(() => this.checkLapses(), interval);
+    this.#timer.unref();
+    return this.#url;
+  }
+
+  /** The base URL; throws when the hub is not listening. */
+  get url(): string {
+    if (this.#url === undefined) throw new DevBoxError("hub-closed", "the hub is not listening");
+    return this.#url;
+  }
+
+  /** Stops serving and drops every open connection (agents then lapse and exit by themselves). */
+  async close(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    this.#url = undefined;
+    for (const record of this.#devboxes.values()) wake(record);
+    if (!this.#server.listening) return;
+    const closed = new Promise<void>((resolve, reject) =>
+      this.#server.close((error) => (error === undefined ? resolve() : reject(error))),
+    );
+    this.#server.closeAllConnections();
+    await closed;
+  }
+
+  /**
+   * Issues the token for a DevBox before it starts. `files` are given to every command of the
+   * DevBox (a command's own files win). Registering the same id again for the same run returns
+   * the same token.
+   */
+  register(input: { devboxId: string; runId: string; files?: Record<string, string> }): {
+    token: string;
+  } {
+    const existing = this.#devboxes.get(input.devboxId);
+    if (existing !== undefined) {
+      if (existing.runId !== input.runId) {
+        throw new DevBoxError("invalid-request", `DevBox ${input.devboxId} belongs to another run`);
+      }
+      if (existing.state === "released" || existing.state === "lost") {
+        throw new DevBoxError("devbox-released", `DevBox ${input.devboxId} was ${existing.state}`);
+      }
+      return { token: existing.token.toString("utf8") };
+    }
+    const token = randomBytes(32).toString("hex");
+    const record = createRecord(input.runId, token, input.files ?? {}, this.#now());
+    this.#devboxes.set(input.devboxId, record);
+    return { token };
+  }
+
+  /** Queues a command for a DevBox. Idempotent by `commandId`: a known id is not queued again. */
+  dispatch(devboxId: string, request: CommandRequest): void {
+    const record = this.#record(devboxId);
+    if (record.state === "released" || record.state === "lost") {
+      throw new DevBoxError("devbox-released", `DevBox ${devboxId} was ${record.state}`);
+    }
+    const parsed = commandRequestSchema.safeParse(request);
+    if (!parsed.success) {
+      throw new DevBoxError("invalid-request", `invalid command: ${describeIssues(parsed.error)}`);
+    }
+    if (record.dispatched.has(request.commandId)) return;
+    const files = { ...record.files, ...request.files };
+    record.dispatched.add(request.commandId);
+    record.pending.push(Object.keys(files).length > 0 ? { ...parsed.data, files } : parsed.data);
+    wake(record);
+  }
+
+  /** Asks the DevBox to stop command `commandId` (see {@link interruptCommand}). */
+  interrupt(devboxId: string, commandId: string): void {
+    const record = this.#devboxes.get(devboxId);
+    if (record !== undefined) interruptCommand(record, commandId);
+  }
+
+  /** Tells the DevBox to exit at its next poll or heartbeat. Safe to call twice or for unknown ids. */
+  release(devboxId: string): void {
+    const record = this.#devboxes.get(devboxId);
+    if (record === undefined || record.state === "released") return;
+    record.state = "released";
+    record.endedAt = this.#now();
+    record.pending = [];
+    wake(record);
+  }
+
+  /** Reports DevBoxes that stopped heartbeating; the timer calls it, tests may too. */
+  checkLapses(): void {
+    const now = this.#now();
+    for (const [devboxId, record] of this.#devboxes) {
+      // An ended DevBox is kept a while to tell its agent to stop, then forgotten, so a
+      // long-running app does not keep every DevBox it ever ran.
+      if (record.endedAt !== undefined && now - record.endedAt > FORGET_AFTER_MS) {
+        this.#devboxes.delete(devboxId);
+        continue;
+      }
+      if (record.state !== "active") continue;
+      if (record.lastSeenAt !== undefined && now - record.lastSeenAt > this.#lapseMs) {
+        this.#lose(devboxId, record, "heartbeat-lapsed");
+      } else if (
+        record.lastSeenAt === undefined &&
+        now - record.registeredAt > this.#startTimeoutMs
+      ) {
+        this.#lose(devboxId, record, "never-connected");
+      }
+    }
+  }
+
+  #lose(devboxId: string, record: DevBoxRecord, reason: DevBoxLostReason): void {
+    const running = unknownOutcomeOf(record);
+    record.state = "lost";
+    record.endedAt = this.#now();
+    record.pending = [];
+    wake(record);
+    try {
+      this.#options.onEvent({
+        type: "devbox.lost",
+        devboxId,
+        reason,
+        ...(running === undefined ? {} : { runningCommandId: running }),
+      });
+    } catch (error) {
+      this.#reportError(error);
+    }
+  }
+
+  #record(devboxId: string): DevBoxRecord {
+    const record = this.#devboxes.get(devboxId);
+    if (record === undefined) {
+      throw new DevBoxError("unknown-devbox", `DevBox ${devboxId} is not registered`);
+    }
+    return record;
+  }
+
+  #reportError(error: unknown): void {
+    if (this.#options.onError !== undefined) this.#options.onError(error);
+    else process.stderr.write(`clustercode devbox hub: ${String(error)}\n`);
+  }
+
+  /** The record whose token the request carries, or undefined (answer 401 and nothing else). */
+  #authenticate(devboxId: string, header: string | undefined): DevBoxRecord | undefined {
+    const record = this.#devboxes.get(devboxId);
+    const match = /^Bearer ([^\s]+)$/i.exec(header ?? "");
+    const provided = Buffer.from(match?.[1] ?? "", "utf8");
+    const expected = record?.token ?? DUMMY_TOKEN;
+    const equal = provided.length === expected.length && timingSafeEqual(provided, expected);
+    return equal ? record : undefined;
+  }
+}

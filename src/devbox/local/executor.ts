@@ -1,0 +1,300 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, writeSync } from "node:fs";
+import { mkdir, open, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { join, sep } from "node:path";
+import { readRunningCommand } from "../agent/command-journal.js";
+import { DevBoxError } from "../errors.js";
+import { SingleFlight } from "../single-flight.js";
+import type { DevBoxExecutor, StartRequest } from "../executor.js";
+import { OutputTail } from "../output-tail.js";
+import { commandLineOf, isAlive, waitForExit, workingDirectoryOf } from "./process-info.js";
+import { killGroup, runProcess } from "../process-runner.js";
+import { AGENT_ENV } from "../protocol.js";
+import { defaultCliPath } from "./cli-path.js";
+import { withoutCredentials } from "./repository-url.js";
+
+/** How a {@link LocalExecutor} is set up. */
+export interface LocalExecutorOptions {
+  /** DevBoxes live in `<stateDir>/devboxes/<devboxId>/`. */
+  stateDir: string;
+  /**
+   * The runtime's environment: PATH, HOME and LANG are passed on, secrets named in the
+   * spec are copied from it, and so are the agent's timings (`CLUSTERCODE_DEVBOX_*_MS`).
+   */
+  env?: NodeJS.ProcessEnv;
+  /** The `clustercode` CLI to run; default the built `dist/cli/main.js`. */
+  cliPath?: string;
+  /** How long `stop` waits after SIGTERM before SIGKILL; default 5000 ms. */
+  graceMs?: number;
+  /** The user id DevBoxes run as (they run as this process); default `process.getuid()`. */
+  uid?: number;
+}
+
+/** Where one local DevBox keeps its files. The checkout is a subdirectory so that `git add -A`
+ * in a checkpoint never picks up the pid file or the log. */
+export interface LocalDevBoxPaths {
+  dir: string;
+  checkout: string;
+  pidFile: string;
+  logFile: string;
+  /** TMPDIR of the agent and its commands: private, outside the checkout, removed by `stop`. */
+  tmp: string;
+}
+
+const DEVBOX_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const PASSED_ON = ["PATH", "HOME", "LANG"] as const;
+
+/**
+ * Runs each DevBox as a child process (`clustercode devbox`) in a fresh clone under the state
+ * directory, with a minimal environment. The child leads its own process group and its pid is
+ * kept in a file, so a later process can reap DevBoxes a crashed one left behind.
+ */
+export class LocalExecutor implements DevBoxExecutor {
+  readonly #options: LocalExecutorOptions;
+  readonly #env: NodeJS.ProcessEnv;
+  readonly #cliPath: string;
+  readonly #children = new Map<string, ChildProcess>();
+  readonly #starting = new SingleFlight();
+
+  constructor(options: LocalExecutorOptions) {
+    this.#options = options;
+    this.#env = options.env ?? process.env;
+    this.#cliPath = options.cliPath ?? defaultCliPath();
+  }
+
+  /** The files of DevBox `devboxId`. */
+  paths(devboxId: string): LocalDevBoxPaths {
+    if (!DEVBOX_ID_PATTERN.test(devboxId)) {
+      throw new DevBoxError("invalid-request", `"${devboxId}" cannot name a DevBox directory`);
+    }
+    const dir = join(this.#options.stateDir, "devboxes", devboxId);
+    const checkout = join(dir, "checkout");
+    const files = {
+      pidFile: join(dir, "pid"),
+      logFile: join(dir, "agent.log"),
+      tmp: join(dir, "tmp"),
+    };
+    return { dir, checkout, ...files };
+  }
+
+  /** Clones and launches; does nothing when this DevBox is already running or starting. */
+  async start(request: StartRequest): Promise<void> {
+    return this.#starting.run(request.devboxId, () => this.#start(request));
+  }
+
+  async #start(request: StartRequest): Promise<void> {
+    const paths = this.paths(request.devboxId);
+    const child = this.#children.get(request.devboxId);
+    if (child !== undefined && child.exitCode === null && child.signalCode === null) return;
+    if ((await this.#livePid(request.devboxId)) !== undefined) return;
+
+    await mkdir(paths.dir, { recursive: true });
+    await mkdir(paths.tmp, { recursive: true, mode: 0o700 });
+    if (!existsSync(join(paths.checkout, ".git"))) await this.#clone(request.repository, paths);
+    const log = await open(paths.logFile, "a", 0o600);
+    try {
+      const spawned = spawn(
+        process.execPath,
+        [this.#cliPath, "devbox", "--api", request.apiUrl, "--devbox", request.devboxId],
+        {
+          cwd: paths.checkout,
+          env: { ...this.#agentEnv(request, log), TMPDIR: paths.tmp },
+          detached: true,
+          stdio: ["ignore", log.fd, log.fd],
+        },
+      );
+      await new Promise<void>((resolve, reject) => {
+        spawned.once("spawn", resolve);
+        spawned.once("error", (error) =>
+          reject(
+            new DevBoxError("spawn-failed", `cannot start the DevBox agent: ${error.message}`, {
+              cause: error,
+            }),
+          ),
+        );
+      });
+      const pid = spawned.pid as number;
+      this.#children.set(request.devboxId, spawned);
+      spawned.once("exit", () => {
+        if (this.#children.get(request.devboxId) === spawned)
+          this.#children.delete(request.devboxId);
+      });
+      spawned.unref();
+      await writeFile(paths.pidFile, `${pid}\n`);
+    } finally {
+      await log.close();
+    }
+  }
+
+  /** Stops the agent (SIGTERM, then SIGKILL after the grace) and any command it left running. */
+  async stop(devboxId: string): Promise<void> {
+    // A failed start was reported to its caller; stopping only needs it to be over.
+    await this.#starting.settled(devboxId);
+    const paths = this.paths(devboxId);
+    const child = this.#children.get(devboxId);
+    const running = child !== undefined && child.exitCode === null && child.signalCode === null;
+    const pid = running ? child.pid : await this.#livePid(devboxId);
+    if (pid !== undefined) {
+      killGroup(pid, "SIGTERM");
+      if (!(await waitForExit(pid, this.#options.graceMs ?? 5000))) {
+        killGroup(pid, "SIGKILL");
+        await waitForExit(pid, 2000);
+      }
+    }
+    this.#children.delete(devboxId);
+    await this.#killLeftoverCommand(paths);
+    await rm(paths.pidFile, { force: true });
+    await rm(paths.tmp, { recursive: true, force: true });
+  }
+
+  /** Stops every DevBox this executor started. */
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.#children.keys()].map((devboxId) => this.stop(devboxId)));
+  }
+
+  /**
+   * Stops DevBoxes a previous, crashed process left running (a pid file whose process is alive
+   * and is our agent for that id) and their leftover commands. Returns the ids it stopped.
+   */
+  async reap(devboxIds?: string[]): Promise<string[]> {
+    const ids = devboxIds ?? (await this.#knownDevBoxIds());
+    const reaped: string[] = [];
+    for (const devboxId of ids) {
+      if (this.#children.has(devboxId) || this.#starting.has(devboxId)) continue;
+      const paths = this.paths(devboxId);
+      if (!existsSync(paths.pidFile)) continue;
+      if ((await this.#livePid(devboxId)) !== undefined) reaped.push(devboxId);
+      await this.stop(devboxId);
+    }
+    return reaped;
+  }
+
+  async #clone(repository: string, paths: LocalDevBoxPaths): Promise<void> {
+    await rm(paths.checkout, { recursive: true, force: true });
+    const output = new OutputTail(8 * 1024);
+    const { exitCode } = await runProcess({
+      file: "git",
+      args: ["clone", "--quiet", "--", repository, paths.checkout],
+      cwd: paths.dir,
+      env: { ...this.#passedOn(), GIT_TERMINAL_PROMPT: "0" },
+      signal: new AbortController().signal,
+      output,
+    });
+    if (exitCode !== 0) {
+      throw new DevBoxError(
+        "clone-failed",
+        `git clone ${repository} failed (${exitCode}): ${output.text()}`,
+        {
+          retryable: true,
+        },
+      );
+    }
+    // A token in the clone URL must not stay in the checkout, where every command could read it
+    // and where it would expire: the agent authenticates each fetch and push afresh instead.
+    const bare = withoutCredentials(repository);
+    if (bare !== repository) {
+      await runProcess({
+        file: "git",
+        args: ["remote", "set-url", "origin", bare],
+        cwd: paths.checkout,
+        env: this.#passedOn(),
+        signal: new AbortController().signal,
+        output: new OutputTail(1024),
+      });
+    }
+  }
+
+  #passedOn(): Record<string, string> {
+    const env: Record<string, string> = {};
+    for (const name of PASSED_ON) {
+      const value = this.#env[name];
+      if (value !== undefined) env[name] = value;
+    }
+    return env;
+  }
+
+  /** The agent's environment: minimal, with only the secrets its spec names. */
+  #agentEnv(request: StartRequest, log: { fd: number }): Record<string, string> {
+    const env = this.#passedOn();
+    for (const name of [AGENT_ENV.heartbeatMs, AGENT_ENV.lapseMs, ...request.spec.secrets]) {
+      const value = this.#env[name];
+      if (value !== undefined) env[name] = value;
+      else if (request.spec.secrets.includes(name) && request.env?.[name] === undefined) {
+        // A local run may not need every production secret; say so where the user will look.
+        writeLine(log.fd, `clustercode: secret ${name} is not set in the runtime's environment`);
+      }
+    }
+    return {
+      ...env,
+      ...(this.#runsAsRoot() ? { IS_SANDBOX: "1" } : {}),
+      ...request.env,
+      [AGENT_ENV.token]: request.token,
+      [AGENT_ENV.runId]: request.runId,
+      [AGENT_ENV.branch]: request.spec.branch,
+      [AGENT_ENV.baseBranch]: request.spec.baseBranch,
+      [AGENT_ENV.setup]: JSON.stringify(request.spec.setup),
+      [AGENT_ENV.secrets]: JSON.stringify(request.spec.secrets),
+      ...(withoutCredentials(request.repository) === request.repository
+        ? {}
+        : { [AGENT_ENV.gitTokenFromApi]: "1" }),
+    };
+  }
+
+  /**
+   * Claude Code refuses `--dangerously-skip-permissions` as root unless told it runs in a
+   * sandbox. A runtime running as root is a container or a CI machine, whose DevBoxes are as
+   * disposable as an ECS task's, so they say so with Claude Code's `IS_SANDBOX=1`.
+   */
+  #runsAsRoot(): boolean {
+    return (this.#options.uid ?? process.getuid?.()) === 0;
+  }
+
+  /** The pid in the DevBox's pid file when that process is alive and is our agent for that id. */
+  async #livePid(devboxId: string): Promise<number | undefined> {
+    const { pidFile } = this.paths(devboxId);
+    let text: string;
+    try {
+      text = await readFile(pidFile, "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw error;
+    }
+    const pid = Number(text.trim());
+    if (!Number.isInteger(pid) || pid <= 0 || !(await isAlive(pid))) return undefined;
+    const args = await commandLineOf(pid);
+    const at = args?.indexOf("--devbox") ?? -1;
+    return args?.includes("devbox") === true && at >= 0 && args[at + 1] === devboxId
+      ? pid
+      : undefined;
+  }
+
+  /** Kills the process group of a command whose agent died without killing it. */
+  async #killLeftoverCommand(paths: LocalDevBoxPaths): Promise<void> {
+    const gitDir = join(paths.checkout, ".git");
+    if (!existsSync(gitDir)) return;
+    const running = await readRunningCommand(gitDir);
+    if (running === undefined || !(await isAlive(running.pid))) return;
+    // Where the platform tells, make sure the pid was not reused by someone else's process.
+    const cwd = await workingDirectoryOf(running.pid);
+    if (cwd !== undefined && cwd !== paths.checkout && !cwd.startsWith(paths.checkout + sep))
+      return;
+    killGroup(running.pid, "SIGKILL");
+    await waitForExit(running.pid, 2000);
+  }
+
+  async #knownDevBoxIds(): Promise<string[]> {
+    try {
+      return (await readdir(join(this.#options.stateDir, "devboxes"))).filter((name) =>
+        DEVBOX_ID_PATTERN.test(name),
+      );
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+      throw error;
+    }
+  }
+}
+
+function writeLine(fd: number, text: string): void {
+  // Synchronous so the line lands before the agent's own output in the same file.
+  writeSync(fd, `${text}\n`);
+}

@@ -1,0 +1,244 @@
+/**
+ * End to end: the engine runs a workflow through the runtime, DevBoxEffects and a real hub on
+ * the ECS executor, against a local endpoint that speaks the ECS JSON protocol and runs each
+ * task's DevBox entrypoint and the built agent (`dist/`, built by `npm test`) as processes.
+ */
+import { ECSClient } from "@aws-sdk/client-ecs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EcsExecutor } from "../../../src/devbox/ecs/executor.js";
+import type { EcsStatus } from "../../../src/devbox/ecs/status.js";
+import { DevBoxHub } from "../../../src/devbox/hub/hub.js";
+import type { RunEvent } from "../../../src/engine/model.js";
+import { DevBoxEffects, splitDevBoxId } from "../../../src/runtime/effects.js";
+import { NO_JUDGE } from "../../../src/runtime/judge.js";
+import { isSettled, Runtime } from "../../../src/runtime/runtime.js";
+import { definitionOf, workflowOf } from "../../engine/harness.js";
+import { useTestDynamo } from "../../store/dynalite-fixture.js";
+import { FakeEcs, type FakeTask } from "./endpoint.js";
+import { LocalTaskLauncher } from "./local-tasks.js";
+
+const dynamo = useTestDynamo();
+const root = realpathSync(mkdtempSync(join(tmpdir(), "clustercode-ecs-e2e-")));
+const source = join(root, "source.git");
+const marker = join(root, "b-started");
+const CLONE_URL = "https://github.com/acme/widgets.git";
+const SECRET_ARN =
+  "arn:aws:secretsmanager:eu-west-1:123456789012:secret:clustercode/acme/widgets/API_KEY";
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
+
+beforeAll(() => {
+  const seed = join(root, "seed");
+  git(root, "init", "--quiet", "--initial-branch=main", seed);
+  writeFileSync(join(seed, "README.md"), "# widgets\n");
+  git(seed, "add", "README.md");
+  git(seed, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-qm", "init");
+  git(root, "clone", "--quiet", "--bare", seed, source);
+});
+afterAll(() => rm(root, { recursive: true, force: true }));
+
+const workflow = workflowOf(`version: 1
+name: ecs-e2e
+on: { label: go }
+devbox:
+  cpu: 1
+  memory: 1GiB
+  secrets: [API_KEY]
+nodes:
+  a:
+    kind: run
+    run: echo hello > a.txt
+  b:
+    kind: run
+    run: |
+      grep -q hello a.txt
+      test "$API_KEY" = from-secrets-manager
+      if [ -f ${marker} ]; then echo second > b.txt; else touch ${marker}; sleep 60; fi
+edges:
+  - { from: a, to: b }
+`);
+
+const definitionSpec = {
+  branch: "clustercode/9-e2e1",
+  baseBranch: "clustercode/9-e2e1",
+  setup: [],
+  secrets: ["API_KEY"],
+  cpu: 1,
+  memoryMiB: 1024,
+};
+
+/** The DevBox id a fake task was started for, from its tags. */
+function devboxIdOf(task: FakeTask): string | undefined {
+  return (task.tags as { key: string; value: string }[]).find(
+    (tag) => tag.key === "clustercode:devbox",
+  )?.value;
+}
+
+async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined) {
+  for (let i = 0; i < 2400; i++) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe("ECS executor end to end", () => {
+  it("runs a workflow on ECS tasks, retries placement, recovers a spot-interrupted node", async () => {
+    const launcher = new LocalTaskLauncher(root, { [CLONE_URL]: source });
+    const fake = new FakeEcs(launcher, { [SECRET_ARN]: "from-secrets-manager" });
+    const endpoint = await fake.listen();
+    const store = await dynamo.newStore();
+    const statuses: EcsStatus[] = [];
+    const deliver = (runId: string, event: RunEvent) =>
+      void runtime.deliver(runId, event).catch((error: unknown) => failures.push(error));
+    const failures: unknown[] = [];
+    const tokenRequests: string[] = [];
+    const hub = new DevBoxHub({
+      onEvent: (event) => effects.onHubEvent(event),
+      onError: (error) => failures.push(error),
+      // Losses here come from ECS (the spot interruption), never from a lapse: a long lapse keeps
+      // a DevBox starved of CPU on a loaded machine from being declared lost as well.
+      lapseMs: 60_000,
+      repoToken: (runId) => {
+        tokenRequests.push(runId);
+        return Promise.resolve({ token: "ghs_for_widgets", expiresAt: "2030-01-01T00:00:00Z" });
+      },
+    });
+    const client = () =>
+      new ECSClient({
+        endpoint,
+        region: "eu-west-1",
+        credentials: { accessKeyId: "test", secretAccessKey: "test" },
+      });
+    const settings = {
+      cluster: "devboxes",
+      capacityProvider: "devbox-asg",
+      executionRoleArn: "arn:aws:iam::123456789012:role/devbox-execution",
+      taskRoleArn: "arn:aws:iam::123456789012:role/devbox-task",
+      defaultImage: "devbox:test",
+      region: "eu-west-1",
+      secretArnPrefix: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:",
+      agentEnv: { CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200", CLUSTERCODE_DEVBOX_LAPSE_MS: "60000" },
+      placement: { baseDelayMs: 50 },
+      pollIntervalMs: 200,
+    };
+    const executor = new EcsExecutor({
+      ...settings,
+      client: client(),
+      onStatus: (status) => statuses.push(status),
+      // What the runtime does with a lost task: the hub forgets it, the run hears of it.
+      onLost: (id, reason) => {
+        hub.release(id);
+        const { runId, devboxId } = splitDevBoxId(id);
+        deliver(runId, { type: "devbox.lost", devboxId, reason, at: Date.now() });
+      },
+    });
+    const effects: DevBoxEffects = new DevBoxEffects({
+      store,
+      hub,
+      executor,
+      judge: NO_JUDGE,
+      source: { env: {}, repositoryOf: () => Promise.resolve("acme/widgets") },
+      deliver,
+      now: Date.now,
+    });
+    const runtime = new Runtime({ store, performer: effects, now: Date.now });
+    await hub.listen();
+    try {
+      fake.placementFailures.push([{ reason: "RESOURCE:MEMORY", arn: "arn:instance/i-1" }]);
+      const definition = definitionOf(workflow, {
+        runId: "e2e1",
+        branch: "clustercode/9-e2e1",
+        baseBranch: "main",
+      });
+      await runtime.start(definition, { repo: "acme/widgets" });
+
+      // Node b is running in the first task: EC2 takes the spot instance away.
+      await until("node b to start", () => existsSync(marker));
+      const [first] = [...fake.tasks.values()];
+      await fake.interrupt(first!.taskArn, "SpotInterruption", "Your Spot Task was interrupted.");
+
+      const final = await until("the run to settle", async () => {
+        const state = (await runtime.load("e2e1"))?.document.state;
+        return state !== undefined && isSettled(state) ? state : undefined;
+      });
+      await runtime.idle();
+      const logs = [...launcher.dirs.values()].map((dir) => join(dir, "agent.log"));
+      expect(final.status, `task logs: ${logs.join(", ")}`).toBe("succeeded");
+      expect(failures).toEqual([]);
+
+      // Each DevBox fetched its repository token from the hub, for git over HTTPS.
+      expect(tokenRequests).toEqual(["e2e1", "e2e1"]);
+      const credentials = join(launcher.dirs.get(first!.taskArn)!, "home", ".git-credentials");
+      expect(readFileSync(credentials, "utf8")).toBe(
+        "https://x-access-token:ghs_for_widgets@github.com\n",
+      );
+
+      // The re-run of b happened in a new DevBox that cloned a's checkpoint from the run branch.
+      expect(git(source, "show", "clustercode/9-e2e1:a.txt")).toBe("hello");
+      expect(git(source, "show", "clustercode/9-e2e1:b.txt")).toBe("second");
+      const evidence = (await store.listEvidence("e2e1")).map(
+        (record) => record.entry as { kind: string; reason?: string; node?: string },
+      );
+      expect(evidence.find((entry) => entry.kind === "attempt.lost")).toMatchObject({
+        node: "b",
+        reason: "SpotInterruption: Your Spot Task was interrupted.",
+      });
+
+      // What the SDK sent: one task definition whose secrets are the repository's own ARNs...
+      const registered = fake.sent("RegisterTaskDefinition");
+      expect(registered).toHaveLength(1);
+      expect(registered[0]).toMatchObject({
+        cpu: "1024",
+        memory: "1024",
+        containerDefinitions: [{ secrets: [{ name: "API_KEY", valueFrom: SECRET_ARN }] }],
+      });
+      // ...RunTask on the capacity provider, retried after failures[], one task per DevBox...
+      const runs = fake.sent("RunTask");
+      const [firstId, secondId] = [...fake.tasks.values()].map(devboxIdOf);
+      expect(runs.map((run) => run.clientToken)).toEqual([firstId, `${firstId}.p1`, secondId]);
+      for (const run of runs) {
+        expect(run.capacityProviderStrategy).toEqual([
+          { capacityProvider: "devbox-asg", weight: 1 },
+        ]);
+        expect(JSON.stringify(run.overrides)).not.toContain("from-secrets-manager");
+      }
+      expect(statuses.map((status) => status.state)).toEqual([
+        "waiting-for-capacity",
+        "started",
+        "stopped",
+        "started",
+      ]);
+      expect(fake.tasks.size).toBe(2);
+      // ...and StopTask when the run released its DevBox.
+      const second = [...fake.tasks.values()][1]!;
+      expect(fake.sent("StopTask")).toEqual([
+        { cluster: "devboxes", task: second.taskArn, reason: "released by clustercode" },
+      ]);
+
+      // A duplicate dispatch of that claim (another replica) gives no second task.
+      const replica = new EcsExecutor({ ...settings, client: client() });
+      await replica.start({
+        devboxId: secondId!,
+        runId: "e2e1",
+        apiUrl: hub.url,
+        token: "t",
+        spec: definitionSpec,
+        repository: "acme/widgets",
+      });
+      replica.close();
+      expect(fake.tasks.size).toBe(2);
+      expect(fake.sent("RunTask").at(-1)?.clientToken).toBe(second.clientToken);
+    } finally {
+      executor.close();
+      await fake.close();
+      await hub.close();
+    }
+  }, 150_000);
+});
