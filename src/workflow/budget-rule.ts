@@ -1,6 +1,6 @@
 import { BUILT_IN_ENGINE_COMMANDS, isPricedModel, type EngineSpend } from "../agents/engines.js";
 import type { Finding } from "./finding.js";
-import type { RuleContext } from "./graph-rules.js";
+import type { RuleContext } from "./rule-context.js";
 
 const LOOP_BUDGETS = ["max_cost_per_iteration_usd", "max_daily_cost_usd"] as const;
 

@@ -1,6 +1,6 @@
 import { BUILT_IN_ENGINE_COMMANDS } from "../agents/engines.js";
 import type { Finding } from "./finding.js";
-import type { RuleContext } from "./graph-rules.js";
+import type { RuleContext } from "./rule-context.js";
 
 const record = (value: unknown): Record<string, unknown> | undefined =>
   typeof value === "object" && value !== null && !Array.isArray(value)

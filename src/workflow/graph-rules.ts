@@ -1,5 +1,6 @@
 import { BUILT_IN_ENGINES } from "../agents/built-in-engines.js";
 import { budgetWithoutCost } from "./budget-rule.js";
+import type { Rule } from "./rule-context.js";
 import { engineWithoutKey } from "./engine-key-rule.js";
 import { parseDuration, DURATION_PATTERN } from "./duration.js";
 import { editDistance } from "./edit-distance.js";
@@ -21,15 +22,6 @@ export const MAX_NODES = 20;
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-
-/** What a rule checks against: the graph, where things are, and the raw parsed YAML. */
-export interface RuleContext {
-  graph: WorkflowGraph;
-  source: SourceMap;
-  data: Record<string, unknown>;
-}
-
-type Rule = (context: RuleContext) => Finding[];
 
 const nodePath = (node: GraphNode, ...rest: (string | number)[]) => ["nodes", node.id, ...rest];
 const edgePath = (edge: GraphEdge, field?: string) =>
