@@ -1,7 +1,7 @@
 import type { EvidenceEntry } from "../engine/model.js";
 import type { RunDocument } from "../runtime/runtime.js";
 import type { Store, StoredRun } from "../store/store.js";
-import type { Admission } from "./admission.js";
+import type { Admission } from "../runtime/admission.js";
 import {
   newCheckRunMemo,
   supersedeOldRunChecks,
