@@ -197,7 +197,7 @@ export class AppHost {
   /** Waits until deliveries, runs and surface syncs in flight are done. */
   async idle(): Promise<void> {
     await this.intake.idle();
-    await this.runtime.idle();
+    await this.core.idle();
     await this.surfaces.idle();
   }
 

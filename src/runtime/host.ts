@@ -100,10 +100,18 @@ export class Host {
     );
   }
 
+  /** Waits until the events offered so far and the queue drains they started are done. */
+  async idle(): Promise<void> {
+    do {
+      await this.runtime.idle();
+      await this.settlement.idle();
+    } while (this.runtime.busy());
+  }
+
   /** Stops the timer pump, waits for runs in flight, then stops DevBoxes and the hub. */
   async close(): Promise<void> {
     await this.pump.stop();
-    await this.runtime.idle();
+    await this.idle();
     await this.devboxes.close();
   }
 }

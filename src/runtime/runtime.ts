@@ -106,6 +106,11 @@ export class Runtime implements EventSink, RunDriver {
     return next;
   }
 
+  /** Is an event still being applied? */
+  busy(): boolean {
+    return this.#queues.size > 0;
+  }
+
   /** Waits until every event offered so far has been applied. */
   async idle(): Promise<void> {
     while (this.#queues.size > 0) await Promise.allSettled([...this.#queues.values()]);

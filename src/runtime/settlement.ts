@@ -11,6 +11,8 @@ import type { Store } from "../store/store.js";
  */
 export class Settlement {
   readonly #runs: RunRepository;
+  /** Queue drains started after transitions and not yet done. */
+  readonly #pending = new Set<Promise<void>>();
 
   constructor(
     private readonly deps: {
@@ -28,12 +30,18 @@ export class Settlement {
     const { state } = run;
     this.deps.surfaces.request(state.runId);
     if (state.status === "running" || state.status === "queued") return;
-    void (async () => {
+    const pending: Promise<void> = (async () => {
       const loaded = await this.#runs.get(state.runId);
       if (loaded !== undefined) await this.drain(loaded.stored.repo, loaded.stored.workflow, runs);
-    })().catch((error: unknown) =>
-      this.deps.log.error(`admission after run ${state.runId}`, error),
-    );
+    })()
+      .catch((error: unknown) => this.deps.log.error(`admission after run ${state.runId}`, error))
+      .finally(() => this.#pending.delete(pending));
+    this.#pending.add(pending);
+  }
+
+  /** Waits until the queue drains started after transitions are done. */
+  async idle(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
   }
 
   /** Starts what a queue admits, and requests the surfaces of what started and what waits. */
