@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Effect } from "../engine/model.js";
-import { isSettled, type RunDocument } from "../runtime/runtime.js";
+import { isSettled } from "../runtime/runtime.js";
 import { StateDirHolder } from "../store/state-dir-holder.js";
 import type { StateDirReader } from "../store/state-dir-reader.js";
 import { StoreError } from "../store/store-error.js";
@@ -9,6 +8,7 @@ import type { CommandIo } from "./command.js";
 import { DevBoxLogTail, type DevBoxLogLine } from "./devbox-log-tail.js";
 import { EvidenceNarrator, renderRecord } from "./evidence-narrator.js";
 import { exitCodeOf, type RUN_FORMATS } from "./run-output.js";
+import { decodeRun } from "../runtime/run-repository.js";
 
 /** How often a follower looks for new evidence and output. */
 const POLL_MS = 250;
@@ -98,7 +98,8 @@ class Follower {
     // Output first: what a command printed came before the evidence of its end.
     this.#print(await this.#logs.read());
     // The last transition's evidence is in the run's outbox before it reaches the log.
-    const pending = (run.outbox as Effect[]).flatMap((effect) =>
+    const { document, outbox } = decodeRun(run);
+    const pending = outbox.flatMap((effect) =>
       effect.type === "evidence" ? [{ seq: effect.evidenceSeq, entry: effect.entry }] : [],
     );
     for (const record of [...(await reader.store.listEvidence(runId)), ...pending]) {
@@ -106,7 +107,7 @@ class Follower {
       this.#seen = record.seq;
       io.stdout.write(renderRecord(record, this.#narrator, format));
     }
-    return (run.snapshot as RunDocument).state;
+    return document.state;
   }
 
   #print(lines: DevBoxLogLine[]): void {

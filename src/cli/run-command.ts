@@ -74,7 +74,8 @@ const run: Command = async (args, io) => {
   try {
     if (format === "human") io.stdout.write(`run ${runId} of ${parsed.workflow.name} on ${repo}\n`);
     await takeUncommitted(io, repo, branch, values["include-uncommitted"] === true);
-    const started = host.runtime.start(
+    // A run its workflow's admission queues ends this command queued; `resume` starts it later.
+    const started = host.start(
       {
         runId,
         workflow: parsed.workflow,
@@ -87,7 +88,10 @@ const run: Command = async (args, io) => {
       },
       { repo },
     );
-    ended = await Promise.race([started.then(() => host.settled(runId)), interruption.happened]);
+    const settled = started.then((state) =>
+      state.status === "queued" ? state : host.settled(runId),
+    );
+    ended = await Promise.race([settled, interruption.happened]);
   } finally {
     // On Ctrl-C this is what stops the DevBoxes (their process groups) before the exit.
     await host.close();

@@ -1,6 +1,5 @@
 import { resolve } from "node:path";
 import type { RunSnapshot } from "../engine/model.js";
-import type { RunDocument } from "../runtime/runtime.js";
 import type { HolderInfo } from "../store/state-dir-holder.js";
 import type { Store } from "../store/store.js";
 import { readStateDir } from "./busy-state-dir.js";
@@ -14,6 +13,7 @@ import {
 import { EvidenceNarrator, renderRecord } from "./evidence-narrator.js";
 import { followRun } from "./follow-run.js";
 import { RUN_FORMATS, runIdArgument, summarize, usableStateDir } from "./run-output.js";
+import { decodeRun } from "../runtime/run-repository.js";
 
 /** The store of a state directory, read directly or through the process holding it. */
 async function withStore<T>(
@@ -56,7 +56,7 @@ export const status: Command = async (args, io) => {
     if (runId !== undefined && runs.length === 0) {
       throw new NothingToDoError(`no run ${runId} in ${stateDir}`);
     }
-    const states = runs.map((run) => (run.snapshot as RunDocument).state);
+    const states = runs.map((run) => decodeRun(run).document.state);
     if (format === "json") {
       const summaries = states.map((state) => ({
         ...summarize(state),

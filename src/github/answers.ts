@@ -1,5 +1,5 @@
 import type { RunEvent } from "../engine/model.js";
-import type { RunDocument, Runtime } from "../runtime/runtime.js";
+import type { Runtime } from "../runtime/runtime.js";
 import type { Store } from "../store/store.js";
 import type { CommentCommand } from "./commands.js";
 import { callGitHub } from "./errors.js";
@@ -7,6 +7,7 @@ import { fullName, type GitHub, type RepoRef } from "./github.js";
 import { mayApprove, mayWrite } from "./permissions.js";
 import { reply } from "./replies.js";
 import { isActive, parseRunBranch, runsOfIssue, type IndexedRun } from "./run-index.js";
+import { decodeRun } from "../runtime/run-repository.js";
 
 /** Where a person spoke: the repository, the issue or PR, who, and a link to it. */
 export interface Speaker {
@@ -103,7 +104,7 @@ export class Answers {
   async issueOf(runId: string): Promise<number | undefined> {
     const stored = await this.deps.store.getRun(runId);
     if (stored === undefined) return undefined;
-    return parseRunBranch((stored.snapshot as RunDocument).definition.branch)?.issue;
+    return parseRunBranch(decodeRun(stored).document.definition.branch)?.issue;
   }
 
   /** Answers the approval `runId` waits on, if `speaker` may; replies when not. */
@@ -136,7 +137,7 @@ export class Answers {
     // A run is answered only from its own repository: a branch named like a run in another
     // repository (or a fork) must never approve it.
     if (stored === undefined || stored.repo !== fullName(who.repo)) return { applied: false };
-    const { definition, state } = stored.snapshot as RunDocument;
+    const { definition, state } = decodeRun(stored).document;
     const stale = visit !== undefined && state.active?.visit !== visit;
     if (state.awaiting?.kind !== "approval" || stale) {
       return {

@@ -1,27 +1,24 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { DevBoxHub } from "../devbox/hub/hub.js";
 import { gitHostBaseUrl, repositoryCloneUrl } from "../devbox/git-host.js";
-import { LocalExecutor } from "../devbox/local/executor.js";
-import { DevBoxEffects, splitDevBoxId } from "../runtime/effects.js";
+import type { Admission } from "../runtime/admission.js";
+import { createHost, type Host } from "../runtime/host.js";
 import { judgeFromEnv } from "../runtime/judge.js";
-import { Runtime } from "../runtime/runtime.js";
-import { TimerPump } from "../runtime/timer-pump.js";
+import type { HostLog } from "../runtime/ports.js";
+import type { Runtime } from "../runtime/runtime.js";
 import { openStore } from "../store/embedded.js";
 import type { DeliveryRecord, Store } from "../store/store.js";
 import { appRunPagesHandler } from "../ui/app-run-pages-handler.js";
 import { runPageUrl, runPagesFromEnv } from "../ui/run-pages-config.js";
 import type { RunPagesHandler } from "../ui/run-pages-server.js";
-import { Admission } from "./admission.js";
 import { Answers } from "./answers.js";
-import { TokenScrubbingExecutor } from "./clone-source.js";
-import { chooseExecutor } from "./executor-choice.js";
+import { appDevBoxes } from "./app-devboxes.js";
 import type { GitHubAuth } from "./github.js";
 import { DeliveryIntake } from "./intake.js";
 import { registerInstalledSchedules } from "./handlers/installation.js";
 import { Installations } from "./installations.js";
 import { RedeliveryReconciler } from "./redelivery.js";
-import { recoverRuns, settleTransition } from "./recovery.js";
+import { RepositoryDiffSource } from "./repository-diffs.js";
 import { routeDelivery } from "./router.js";
 import { Schedules } from "./schedules.js";
 import type { AppServices } from "./services.js";
@@ -29,9 +26,7 @@ import { RunStarter } from "./starter.js";
 import { Surfaces } from "./surfaces.js";
 
 /** Where the app logs what it cannot hand to anyone. */
-export interface AppLog {
-  error(message: string, error: unknown): void;
-}
+export type AppLog = HostLog;
 
 /** How an {@link AppHost} is opened. */
 export interface AppHostOptions {
@@ -51,16 +46,16 @@ export interface AppHostOptions {
 }
 
 /**
- * The GitHub App's process: the embedded store (or DynamoDB), the internal DevBox API, local
- * DevBoxes, the runtime and timer pump (as the CLI's LocalHost), plus webhook intake, run
- * starts, answers, surfaces, schedules and the redelivery reconciler.
+ * The GitHub App's process: the ports of the one {@link createHost} root (the embedded store
+ * or DynamoDB, the DevBoxes and their hub, surfaces on GitHub, diffs fetched from the
+ * repository), plus webhook intake, run starts, answers, schedules and the redelivery
+ * reconciler.
  */
 export class AppHost {
   #auth: GitHubAuth | undefined;
 
   private constructor(
-    readonly store: Store,
-    readonly runtime: Runtime,
+    private readonly core: Host,
     readonly intake: DeliveryIntake,
     readonly surfaces: Surfaces,
     readonly schedules: Schedules,
@@ -68,12 +63,18 @@ export class AppHost {
     readonly services: AppServices,
     /** The run pages, sign-in and their JSON API, when configured (see runPagesFromEnv). */
     readonly runPages: RunPagesHandler | undefined,
-    private readonly effects: DevBoxEffects,
-    private readonly admission: Admission,
-    private readonly pump: TimerPump,
-    private readonly closers: (() => Promise<void>)[],
-    private readonly now: () => number,
+    private readonly closeStore: () => Promise<void>,
   ) {}
+
+  /** The store runs, deliveries and schedules live in. */
+  get store(): Store {
+    return this.core.store;
+  }
+
+  /** The runtime driving runs. */
+  get runtime(): Runtime {
+    return this.core.runtime;
+  }
 
   /** Opens the store, starts the hub, and wires the app's parts together (no timers yet). */
   static async open(options: AppHostOptions): Promise<AppHost> {
@@ -82,98 +83,71 @@ export class AppHost {
     const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
     const opened = await openStore({ stateDir: options.stateDir, env });
     const store = opened.store;
-    // What the executor last said about each run's DevBox (ECS placement waits), for its status.
-    const notices = new Map<string, string>();
-    const choice = await chooseExecutor(
-      env,
-      () =>
-        new LocalExecutor({
-          stateDir: options.stateDir,
-          env,
-          ...(options.cliPath === undefined ? {} : { cliPath: options.cliPath }),
-        }),
-      (event) => effects.onHubEvent(event),
-      (devboxId, notice) => {
-        const { runId } = splitDevBoxId(devboxId);
-        if (notice === undefined) notices.delete(runId);
-        else notices.set(runId, notice);
-        surfaces.request(runId);
-      },
-    );
-    const { executor } = choice;
-    if (executor instanceof TokenScrubbingExecutor) await executor.reap();
     const box: { host?: AppHost } = {};
-    const auth = (): GitHubAuth => {
-      if (box.host === undefined) throw new Error("programmer error: the host is still opening");
-      return box.host.githubAuth();
-    };
-    const installations = new Installations(auth);
-    const hub = new DevBoxHub({
-      onEvent: (event) => effects.onHubEvent(event),
-      onError: (error) => log.error("DevBox hub", error),
-      host: choice.hubHost,
-      port: choice.hubPort,
-      // DevBoxes refresh their git token here (the same narrowed token as the clone's).
-      repoToken: async (runId) => installations.repoToken((await store.getRun(runId))?.repo ?? ""),
-    });
-    await hub.listen();
+    const installations = new Installations(() => opened_(box).githubAuth());
     const gitHost = gitHostBaseUrl(env);
     const cloneUrl =
       options.cloneUrl ??
       ((repo: string, token: string) => repositoryCloneUrl(gitHost, repo, token));
-    const effects: DevBoxEffects = new DevBoxEffects({
-      store,
-      hub,
-      executor,
-      judge: judgeFromEnv(env),
-      source: {
-        env,
-        // The token is minted at claim time and travels only to the executor's clone.
-        repositoryOf: async (runId) => {
-          const repo = (await store.getRun(runId))?.repo ?? "";
-          if (choice.tokenFromHub) return repo;
-          return cloneUrl(repo, (await installations.repoToken(repo)).token);
-        },
-      },
-      deliver: (runId, event) =>
-        void runtime
-          .deliver(runId, event)
-          .catch((error: unknown) => log.error(`run ${runId}`, error)),
-      now,
-    });
-    const runtime: Runtime = new Runtime({
-      store,
-      performer: effects,
-      now,
-      onTransition: (run) => settleTransition(run, { store, surfaces, admission, log }),
-    });
-    const admission = new Admission({ store, runtime, now, holder });
+    const notices = new Map<string, string>();
     const pages = runPagesFromEnv(env);
     // Set but incomplete is a mistake worth saying; unset is the choice of no run pages.
     if (!pages.ok && (env.CLUSTERCODE_PUBLIC_URL ?? "") !== "")
       log.error("run pages are off", new Error(pages.why));
-    const surfaces = new Surfaces({
+    let surfaces: Surfaces | undefined;
+    const surfacesOf = (admission: Admission) =>
+      (surfaces = new Surfaces({
+        store,
+        installations,
+        admission,
+        onError: (error, runId) => log.error(`surfaces of run ${runId}`, error),
+        devboxNotice: (runId) => notices.get(runId),
+        ...(pages.ok
+          ? {
+              runPageUrl: (repo: string, runId: string) =>
+                runPageUrl(pages.config.publicUrl, repo, runId),
+            }
+          : {}),
+      }));
+    const core = await createHost({
       store,
-      installations,
-      admission,
-      onError: (error, runId) => log.error(`surfaces of run ${runId}`, error),
-      devboxNotice: (runId) => notices.get(runId),
-      ...(pages.ok
-        ? {
-            runPageUrl: (repo: string, runId: string) =>
-              runPageUrl(pages.config.publicUrl, repo, runId),
-          }
-        : {}),
+      clock: now,
+      log,
+      judge: judgeFromEnv(env),
+      diffs: new RepositoryDiffSource(async (repo) => {
+        const { token } = await installations.repoToken(repo);
+        return { url: cloneUrl(repo, token), secret: token };
+      }),
+      holder,
+      surfaces: surfacesOf,
+      devboxes: (events, requests) =>
+        appDevBoxes(
+          {
+            stateDir: options.stateDir,
+            env,
+            store,
+            installations,
+            log,
+            cloneUrl,
+            notices,
+            ...(options.cliPath === undefined ? {} : { cliPath: options.cliPath }),
+          },
+          events,
+          requests,
+        ),
     });
+    if (surfaces === undefined) throw new Error("programmer error: the host made no surfaces");
+    const { runtime, admission } = core;
     const starter = new RunStarter({
       store,
       runtime,
       admission,
       now,
-      onCreated: (runId) => surfaces.request(runId),
+      onCreated: (runId) => core.surfaces.request(runId),
     });
     const answers = new Answers({ store, runtime, now });
     const onError = (error: unknown) => log.error("background task", error);
+    const auth = () => opened_(box).githubAuth();
     const schedules = new Schedules({ store, starter, installations, holder, now, onError });
     const services: AppServices = { starter, answers, schedules, installations };
     const intake = new DeliveryIntake({
@@ -185,30 +159,11 @@ export class AppHost {
         log.error(`delivery ${delivery.deliveryId} (${delivery.event})`, error),
     });
     const redelivery = new RedeliveryReconciler({ store, auth, holder, now, onError });
-    const pump = new TimerPump({ store, runtime, now, onError });
-    const closers = [
-      async () => {
-        await executor.stopAll?.();
-      },
-      () => hub.close(),
-      () => opened.close(),
-    ];
-    box.host = new AppHost(
-      store,
-      runtime,
-      intake,
-      surfaces,
-      schedules,
-      redelivery,
-      services,
-      pages.ok
-        ? appRunPagesHandler({ config: pages.config, store, installations, answers, now })
-        : undefined,
-      effects,
-      admission,
-      pump,
-      closers,
-      now,
+    const runPages = pages.ok
+      ? appRunPagesHandler({ config: pages.config, store, installations, answers, now })
+      : undefined;
+    box.host = new AppHost(core, intake, surfaces, schedules, redelivery, services, runPages, () =>
+      opened.close(),
     );
     return box.host;
   }
@@ -241,7 +196,7 @@ export class AppHost {
 
   /** Starts the periodic parts: timers, the delivery sweep, schedules, redelivery. */
   start(): void {
-    this.pump.start();
+    this.core.pump.start();
     void this.intake.start();
     this.schedules.start();
     this.redelivery.start();
@@ -249,14 +204,7 @@ export class AppHost {
 
   /** Picks up active runs a previous process left (outboxes, lost DevBoxes, surfaces). */
   async recover(): Promise<void> {
-    await recoverRuns({
-      store: this.store,
-      runtime: this.runtime,
-      effects: this.effects,
-      surfaces: this.surfaces,
-      admission: this.admission,
-      now: this.now,
-    });
+    await this.core.recover("the app process that ran it stopped");
   }
 
   /** Registers the schedules of every installed repository again (see registerInstalledSchedules). */
@@ -267,18 +215,19 @@ export class AppHost {
   /** Waits until deliveries, runs and surface syncs in flight are done. */
   async idle(): Promise<void> {
     await this.intake.idle();
-    await this.runtime.idle();
+    await this.core.idle();
     await this.surfaces.idle();
   }
 
   /** Stops everything this host started. */
   async close(): Promise<void> {
-    await this.pump.stop();
+    await this.core.pump.stop();
     this.intake.stop();
     this.schedules.stop();
     this.redelivery.stop();
     await this.idle();
-    for (const close of this.closers) await close();
+    await this.core.close();
+    await this.closeStore();
   }
 }
 

@@ -1,6 +1,6 @@
 import { isFinal, type RunStatus } from "../engine/model.js";
-import type { RunDocument } from "../runtime/runtime.js";
 import type { Store, StoredRun } from "../store/store.js";
+import { decodeRun, type RunDocument } from "../runtime/run-repository.js";
 
 /** The run branch of an issue's run: `clustercode/<issue>-<runId>`. */
 export function runBranch(issue: number, runId: string): string {
@@ -27,7 +27,7 @@ export async function runsOfIssue(
   issue: number,
 ): Promise<IndexedRun[]> {
   const runs = await store.listRunsOfIssue(repo, issue);
-  return runs.map((stored) => ({ stored, document: stored.snapshot as RunDocument, issue }));
+  return runs.map((stored) => ({ stored, document: decodeRun(stored).document, issue }));
 }
 
 /** Is a run still going (queued, running or awaiting input)? */

@@ -1,6 +1,5 @@
 import { Cron } from "croner";
 import { isRetryable } from "../errors/app-error.js";
-import type { RunDocument } from "../runtime/runtime.js";
 import type { Store, StoredSchedule } from "../store/store.js";
 import { callGitHub } from "./errors.js";
 import { fullName, type GitHub, type RepoRef } from "./github.js";
@@ -9,6 +8,7 @@ import { reply } from "./replies.js";
 import { parseRunBranch } from "./run-index.js";
 import { runIdOf, type RunStarter } from "./starter.js";
 import type { WorkflowFile } from "./workflow-source.js";
+import { decodeRun } from "../runtime/run-repository.js";
 
 /** Who a scheduled run is started by. */
 export const SCHEDULE_ACTOR = "clustercode[schedule]";
@@ -172,11 +172,11 @@ export class Schedules {
       (run) =>
         run.workflow === schedule.workflow &&
         run.runId !== own &&
-        (run.snapshot as RunDocument).definition.startedBy === SCHEDULE_ACTOR,
+        decodeRun(run).document.definition.startedBy === SCHEDULE_ACTOR,
     );
     const when = new Date(minute).toISOString();
     if (previous !== undefined) {
-      const issue = parseRunBranch((previous.snapshot as RunDocument).definition.branch)?.issue;
+      const issue = parseRunBranch(decodeRun(previous).document.definition.branch)?.issue;
       if (issue !== undefined) {
         await reply(
           gh,

@@ -6,7 +6,7 @@ import type { RunDocument, Runtime } from "../runtime/runtime.js";
 import type { Store } from "../store/store.js";
 import { StoreError } from "../store/store-error.js";
 import type { Workflow } from "../workflow/workflow.schema.js";
-import type { Admission } from "./admission.js";
+import type { Admission } from "../runtime/admission.js";
 import { buildBrief } from "./brief.js";
 import { callGitHub, isNotFound } from "./errors.js";
 import { fullName, type GitHub, type RepoRef } from "./github.js";
@@ -182,16 +182,8 @@ export class RunStarter {
 
   /** Starts a queued run when admission allows it now; else shows it queued. */
   async #admit(repoName: string, workflow: Workflow, runId: string): Promise<void> {
-    const counts = await this.deps.admission.counts(repoName, workflow.name);
-    const ahead = { ...counts, queued: counts.queued.filter((run) => run.runId !== runId) };
-    if (
-      ahead.queued.length === 0 &&
-      (await this.deps.admission.admits(repoName, workflow, ahead))
-    ) {
-      await this.deps.runtime.deliver(runId, { type: "run.start", at: this.deps.now() });
-    } else {
-      this.deps.onCreated(runId);
-    }
+    const { admission, runtime } = this.deps;
+    if (!(await admission.admit(repoName, workflow, runId, runtime))) this.deps.onCreated(runId);
   }
 }
 

@@ -1,7 +1,6 @@
 import type { EvidenceEntry } from "../engine/model.js";
-import type { RunDocument } from "../runtime/runtime.js";
 import type { Store, StoredRun } from "../store/store.js";
-import type { Admission } from "./admission.js";
+import type { Admission } from "../runtime/admission.js";
 import {
   newCheckRunMemo,
   supersedeOldRunChecks,
@@ -15,6 +14,7 @@ import { ensurePullRequest, requestReviews, type PullRequestRef } from "./pull-r
 import { renderCheckRuns } from "./render-checks.js";
 import { renderStatusComment, statusMarker } from "./render-status.js";
 import { parseRunBranch } from "./run-index.js";
+import { decodeRun, type RunDocument } from "../runtime/run-repository.js";
 
 /** How many runs' memos a process keeps. */
 const MAX_MEMOS = 1000;
@@ -88,7 +88,7 @@ export class Surfaces {
   }
 
   async #syncStored(runId: string, stored: StoredRun): Promise<void> {
-    const { definition, state } = stored.snapshot as RunDocument;
+    const { definition, state } = decodeRun(stored).document;
     const parsed = parseRunBranch(definition.branch);
     if (parsed === undefined) return;
     const repo: RepoRef = { ...splitFullName(stored.repo), defaultBranch: definition.baseBranch };

@@ -1,6 +1,5 @@
 import type { Effect, RunEvent } from "../engine/model.js";
 import type { DevBoxHub } from "../devbox/hub/hub.js";
-import type { DevBoxEvent } from "../devbox/hub/events.js";
 import type { DevBoxExecutor } from "../devbox/executor.js";
 import type { DiffSource } from "../agents/diff-source.js";
 import { JudgeError } from "../agents/judge-error.js";
@@ -8,13 +7,13 @@ import { gatherJudgeContext } from "../agents/judge-material.js";
 import { pendingQuestions } from "../engine/judging.js";
 import type { EvidenceEntry } from "../engine/model.js";
 import type { Store } from "../store/store.js";
+import { globalDevBoxId, type DevBoxRegistry } from "./devbox-registry.js";
 import type { Judge, JudgeRequest } from "./judge.js";
-import type { RunDocument } from "./runtime.js";
+import type { EffectPerformer, EventSink } from "./ports.js";
+import { RunRepository, type RunDocument } from "./run-repository.js";
 
-/** Performs one effect of a run under its idempotency key; returns what the receipt records. */
-export interface EffectPerformer {
-  perform(runId: string, effect: Effect): Promise<unknown>;
-}
+export { globalDevBoxId, splitDevBoxId } from "./devbox-registry.js";
+export type { EffectPerformer } from "./ports.js";
 
 /** Where DevBoxes clone from and what they are given. */
 export interface DevBoxSource {
@@ -24,71 +23,49 @@ export interface DevBoxSource {
   env: NodeJS.ProcessEnv;
 }
 
-/** The DevBox id used outside the engine: unique across runs. */
-export function globalDevBoxId(runId: string, devboxId: string): string {
-  return `${runId}-${devboxId}`;
-}
-
-/** Splits a global DevBox id back into run and engine id. */
-export function splitDevBoxId(globalId: string): { runId: string; devboxId: string } {
-  const cut = globalId.lastIndexOf("-");
-  return { runId: globalId.slice(0, cut), devboxId: globalId.slice(cut + 1) };
+/** What {@link DevBoxEffects} works with, passed explicitly. */
+export interface DevBoxEffectsDeps {
+  store: Store;
+  hub: DevBoxHub;
+  executor: DevBoxExecutor;
+  /** The DevBoxes this process runs; the hub reports to it. */
+  registry: DevBoxRegistry;
+  judge: Judge;
+  source: DevBoxSource;
+  now: () => number;
+  /**
+   * Where judges' diffs come from, asked with the run's repository as the store names it
+   * (a local path, or owner/name on GitHub); without one a judge reads no diff.
+   */
+  diffs?: DiffSource;
 }
 
 /**
  * Performs effects with DevBoxes on an executor behind this process's hub, timers in the store
- * and a judge. Results that come later (DevBox events, verdicts) are delivered as events.
+ * and a judge. Results that come later (DevBox events, verdicts) are offered to the event sink
+ * the effect was performed for.
  */
 export class DevBoxEffects implements EffectPerformer {
-  readonly #live = new Set<string>();
+  readonly #runs: RunRepository;
 
-  constructor(
-    private readonly deps: {
-      store: Store;
-      hub: DevBoxHub;
-      executor: DevBoxExecutor;
-      judge: Judge;
-      source: DevBoxSource;
-      deliver: (runId: string, event: RunEvent) => void;
-      now: () => number;
-      /** Where judges' diffs come from; without one a judge reads no diff. */
-      diffs?: DiffSource;
-    },
-  ) {}
+  constructor(private readonly deps: DevBoxEffectsDeps) {
+    this.#runs = new RunRepository(deps.store);
+  }
 
   /** Does this process run DevBox `devboxId` of `runId`? DevBoxes of a dead process do not. */
   isLive(runId: string, devboxId: string): boolean {
-    return this.#live.has(globalDevBoxId(runId, devboxId));
+    return this.deps.registry.isLive(runId, devboxId);
   }
 
-  /** Turns a hub event into a run event. An interrupted command is a lost DevBox. */
-  onHubEvent(event: DevBoxEvent): void {
-    const { runId, devboxId } = splitDevBoxId(event.devboxId);
-    const at = this.deps.now();
-    if (event.type === "command.finished" && event.result.interrupted === true) {
-      this.#live.delete(event.devboxId);
-      const reason = "the command was interrupted before it reported";
-      this.deps.deliver(runId, {
-        type: "devbox.lost",
-        devboxId,
-        reason,
-        runningCommandId: event.result.commandId,
-        at,
-      });
-      return;
-    }
-    if (event.type === "devbox.lost") this.#live.delete(event.devboxId);
-    this.deps.deliver(runId, { ...event, devboxId, at });
-  }
-
-  async perform(runId: string, effect: Effect): Promise<unknown> {
-    const { hub, executor, store } = this.deps;
+  /** Performs `effect` of `runId`; later results are offered to `events`. */
+  async perform(runId: string, effect: Effect, events: EventSink): Promise<unknown> {
+    const { hub, executor, store, registry } = this.deps;
     switch (effect.type) {
       case "devbox.claim": {
         const id = globalDevBoxId(runId, effect.devboxId);
-        if (this.#live.has(id)) return { started: "already" };
+        if (registry.has(id)) return { started: "already" };
         const { token } = hub.register({ devboxId: id, runId });
-        this.#live.add(id);
+        registry.claimed(id, events);
         const secrets = Object.fromEntries(
           effect.spec.secrets.flatMap((name) => {
             const value = this.deps.source.env[name];
@@ -107,12 +84,12 @@ export class DevBoxEffects implements EffectPerformer {
           });
         } catch (error) {
           // A DevBox that cannot start fails its node with the reason; the run goes on from there.
-          this.#live.delete(id);
+          registry.forget(id);
           hub.release(id);
           const reason = error instanceof Error ? error.message : String(error);
           const at = this.deps.now();
           queueMicrotask(() =>
-            this.deps.deliver(runId, {
+            events.offer(runId, {
               type: "devbox.ready",
               devboxId: effect.devboxId,
               ok: false,
@@ -126,19 +103,19 @@ export class DevBoxEffects implements EffectPerformer {
       }
       case "devbox.release": {
         const id = globalDevBoxId(runId, effect.devboxId);
-        this.#live.delete(id);
+        registry.forget(id);
         hub.release(id);
         await executor.stop(id);
         return { stopped: id };
       }
       case "command.dispatch": {
         const id = globalDevBoxId(runId, effect.devboxId);
-        if (!this.#live.has(id)) {
+        if (!registry.has(id)) {
           // The DevBox belonged to a process that died: its outcome is unknown.
           const at = this.deps.now();
           const reason = "the DevBox's runtime process stopped";
           queueMicrotask(() =>
-            this.deps.deliver(runId, {
+            events.offer(runId, {
               type: "devbox.lost",
               devboxId: effect.devboxId,
               reason,
@@ -160,7 +137,7 @@ export class DevBoxEffects implements EffectPerformer {
         await store.deleteTimer(runId, effect.timerId);
         return null;
       case "judge.request":
-        void this.#judge(runId, effect);
+        void this.#judge(runId, effect, events);
         return { asked: effect.requestId };
       case "ledger.add": {
         const totalUsd = await store.addCost(
@@ -172,7 +149,7 @@ export class DevBoxEffects implements EffectPerformer {
         if (requestId !== undefined) {
           const at = this.deps.now();
           queueMicrotask(() =>
-            this.deps.deliver(runId, { type: "ledger.total", requestId, totalUsd, at }),
+            events.offer(runId, { type: "ledger.total", requestId, totalUsd, at }),
           );
         }
         return { totalUsd };
@@ -187,9 +164,9 @@ export class DevBoxEffects implements EffectPerformer {
    * ledger's total), since an answer in flight when the process stopped is lost. Call it after
    * `Runtime.reconcile`, beside reporting lost DevBoxes.
    */
-  async resumeQuestions(runId: string, run: RunDocument): Promise<number> {
+  async resumeQuestions(runId: string, run: RunDocument, events: EventSink): Promise<number> {
     const questions = pendingQuestions(run.definition, run.state);
-    for (const question of questions) await this.perform(runId, { ...question, seq: 0 });
+    for (const question of questions) await this.perform(runId, { ...question, seq: 0 }, events);
     return questions.length;
   }
 
@@ -200,19 +177,18 @@ export class DevBoxEffects implements EffectPerformer {
   }
 
   /** Asks the judge with its material, and delivers the verdict or the failure as an event. */
-  async #judge(runId: string, effect: JudgeRequest): Promise<void> {
+  async #judge(runId: string, effect: JudgeRequest, events: EventSink): Promise<void> {
     const { requestId } = effect;
     let event: RunEvent;
     try {
-      const [stored, evidence] = await Promise.all([
-        this.deps.store.getRun(runId),
+      const [loaded, evidence] = await Promise.all([
+        this.#runs.get(runId),
         this.deps.store.listEvidence(runId),
       ]);
-      const brief = (stored?.snapshot as RunDocument | undefined)?.definition.brief ?? "";
       const context = await gatherJudgeContext({
         request: effect,
-        brief,
-        repository: await this.deps.source.repositoryOf(runId),
+        brief: loaded?.document.definition.brief ?? "",
+        ...(loaded === undefined ? {} : { repository: loaded.stored.repo }),
         evidence: evidence.map((record) => record.entry as EvidenceEntry),
         ...(this.deps.diffs === undefined ? {} : { diffs: this.deps.diffs }),
       });
@@ -228,6 +204,6 @@ export class DevBoxEffects implements EffectPerformer {
         at: this.deps.now(),
       };
     }
-    this.deps.deliver(runId, event);
+    events.offer(runId, event);
   }
 }

@@ -1,15 +1,15 @@
 import { GitDiffSource } from "../agents/diff-source.js";
 import { DevBoxHub } from "../devbox/hub/hub.js";
 import { LocalExecutor } from "../devbox/local/executor.js";
-import type { Effect, RunEvent, RunSnapshot } from "../engine/model.js";
+import type { Effect, RunDefinition, RunEvent, RunSnapshot } from "../engine/model.js";
 import { openStore } from "../store/embedded.js";
 import { StateDirHolder } from "../store/state-dir-holder.js";
 import type { Store } from "../store/store.js";
-import { DevBoxEffects } from "./effects.js";
+import { createHost, type DevBoxPorts, type Host } from "./host.js";
 import { judgeFromEnv } from "./judge.js";
-import { recoverRun } from "./recover.js";
-import { isSettled, Runtime, type RunDocument, type RuntimeOptions } from "./runtime.js";
-import { TimerPump } from "./timer-pump.js";
+import type { DevBoxEventSink } from "./ports.js";
+import type { RunDocument } from "./run-repository.js";
+import { isSettled, type Runtime, type RuntimeOptions } from "./runtime.js";
 
 /** How a local host is opened. */
 export interface LocalHostOptions {
@@ -57,17 +57,25 @@ class SettleWatch {
 
 /**
  * Everything `clustercode run` needs in one process: the embedded store, the internal DevBox
- * API on 127.0.0.1, local DevBoxes, the runtime and a timer pump.
+ * API on 127.0.0.1 and local DevBoxes, as ports of the one {@link createHost} root (which
+ * adds the runtime, judges with the git diff, admission and the timer pump).
  */
 export class LocalHost {
   private constructor(
-    readonly store: Store,
-    readonly runtime: Runtime,
-    private readonly effects: DevBoxEffects,
+    private readonly host: Host,
     private readonly watch: SettleWatch,
     private readonly closers: (() => Promise<void>)[],
-    private readonly now: () => number,
   ) {}
+
+  /** The store of the state directory. */
+  get store(): Store {
+    return this.host.store;
+  }
+
+  /** The runtime driving this process's runs. */
+  get runtime(): Runtime {
+    return this.host.runtime;
+  }
 
   /** Opens the state directory's store, starts the hub and reaps DevBoxes of dead processes. */
   static async open(options: LocalHostOptions): Promise<LocalHost> {
@@ -83,50 +91,37 @@ export class LocalHost {
       await opened.close();
       throw error;
     });
-    const executor = new LocalExecutor({ stateDir: options.stateDir, env: options.env });
-    await executor.reap();
-    const lapse = Number(options.env.CLUSTERCODE_DEVBOX_LAPSE_MS ?? "") || undefined;
-    const hub = new DevBoxHub({
-      onEvent: (event) => effects.onHubEvent(event),
-      onError: (error) => watch.fail(error),
-      ...(lapse === undefined ? {} : { lapseMs: lapse }),
-    });
-    await hub.listen();
-    const effects: DevBoxEffects = new DevBoxEffects({
+    const fail = (error: unknown) => watch.fail(error);
+    const host = await createHost({
       store,
-      hub,
-      executor,
+      clock: now,
+      log: { error: (_message, error) => fail(error) },
       judge: judgeFromEnv(options.env),
       diffs: new GitDiffSource(),
-      source: {
-        env: options.env,
-        repositoryOf: async (runId) => (await store.getRun(runId))?.repo ?? "",
-      },
-      deliver: (runId, event) =>
-        void runtime.deliver(runId, event).catch((error: unknown) => watch.fail(error)),
-      now,
-    });
-    const runtime = new Runtime({
-      store,
-      performer: effects,
-      now,
+      holder: `local:${process.pid}`,
+      devboxes: (events) => localDevBoxes(options, store, events, fail),
       ...faultInjection(options.env),
       onTransition: (run, done, event) => {
-        holder.drives(run.state.runId).catch((error: unknown) => watch.fail(error));
+        holder.drives(run.state.runId).catch(fail);
         options.onTransition?.(run, done, event);
         watch.notify(run.state);
       },
     });
-    const pump = new TimerPump({ store, runtime, now, onError: (error) => watch.fail(error) });
-    pump.start();
+    host.pump.start();
     const closers = [
-      () => pump.stop(),
-      () => executor.stopAll(),
-      () => hub.close(),
+      () => host.close(),
       () => Promise.resolve(holder.release()),
       () => opened.close(),
     ];
-    return new LocalHost(store, runtime, effects, watch, closers, now);
+    return new LocalHost(host, watch, closers);
+  }
+
+  /** Creates a run and starts it when admission allows; else it waits in its queue. */
+  async start(definition: RunDefinition, meta: { repo: string }): Promise<RunSnapshot> {
+    return this.host.start(definition, meta).catch((error: unknown) => {
+      this.watch.fail(error);
+      throw error;
+    });
   }
 
   /** Offers an event, keeping a failure for the waits. */
@@ -134,10 +129,9 @@ export class LocalHost {
     await this.runtime.deliver(runId, event).catch((error: unknown) => this.watch.fail(error));
   }
 
-  /** Picks up a run after its process stopped (see {@link recoverRun}). */
+  /** Picks up a run after its process stopped (see {@link Host.resume}). */
   async resume(runId: string): Promise<RunSnapshot | undefined> {
-    const deps = { runtime: this.runtime, effects: this.effects, now: this.now };
-    return recoverRun(deps, runId, "its runtime process stopped").catch((error: unknown) => {
+    return this.host.resume(runId, "its runtime process stopped").catch((error: unknown) => {
       this.watch.fail(error);
       throw error;
     });
@@ -152,11 +146,38 @@ export class LocalHost {
     return waiting;
   }
 
-  /** Stops DevBoxes, the hub, the timer pump and the store. */
+  /** Stops the timer pump, DevBoxes, the hub and the store. */
   async close(): Promise<void> {
     await this.runtime.idle();
     for (const close of this.closers) await close();
   }
+}
+
+/** Local DevBoxes: processes in the state directory behind a hub on 127.0.0.1. */
+async function localDevBoxes(
+  options: LocalHostOptions,
+  store: Store,
+  events: DevBoxEventSink,
+  fail: (error: unknown) => void,
+): Promise<DevBoxPorts> {
+  const executor = new LocalExecutor({ stateDir: options.stateDir, env: options.env });
+  await executor.reap();
+  const lapse = Number(options.env.CLUSTERCODE_DEVBOX_LAPSE_MS ?? "") || undefined;
+  const hub = new DevBoxHub({
+    onEvent: (event) => events.onHubEvent(event),
+    onError: fail,
+    ...(lapse === undefined ? {} : { lapseMs: lapse }),
+  });
+  await hub.listen();
+  const source = {
+    env: options.env,
+    repositoryOf: async (runId: string) => (await store.getRun(runId))?.repo ?? "",
+  };
+  const close = async () => {
+    await executor.stopAll();
+    await hub.close();
+  };
+  return { hub, executor, source, close };
 }
 
 /**

@@ -1,6 +1,9 @@
 import type { RunSnapshot } from "../engine/model.js";
 import type { DevBoxEffects } from "./effects.js";
+import type { RunRepository } from "./run-repository.js";
 import type { Runtime } from "./runtime.js";
+import type { Settlement } from "./settlement.js";
+import type { SurfacesPort } from "./ports.js";
 
 /** The DevBoxes a run holds: the run's own and its racing prototype variants'. */
 export function heldDevBoxes(state: RunSnapshot): string[] {
@@ -14,6 +17,13 @@ export function heldDevBoxes(state: RunSnapshot): string[] {
   return ids;
 }
 
+/** What recovering a run works with. */
+export interface RecoverDeps {
+  runtime: Runtime;
+  effects: Pick<DevBoxEffects, "isLive" | "resumeQuestions">;
+  now: () => number;
+}
+
 /**
  * Picks up a run after the process that drove it stopped: performs what its outbox still owes,
  * reports the DevBoxes it held and this process does not run as lost (their outcome is
@@ -21,11 +31,7 @@ export function heldDevBoxes(state: RunSnapshot): string[] {
  * verdict, the daily ledger's total). Returns where the run stands.
  */
 export async function recoverRun(
-  deps: {
-    runtime: Runtime;
-    effects: Pick<DevBoxEffects, "isLive" | "resumeQuestions">;
-    now: () => number;
-  },
+  deps: RecoverDeps,
   runId: string,
   reason: string,
 ): Promise<RunSnapshot | undefined> {
@@ -37,6 +43,29 @@ export async function recoverRun(
     await runtime.deliver(runId, { type: "devbox.lost", devboxId, reason, at: deps.now() });
   }
   const current = await runtime.load(runId);
-  if (current !== undefined) await effects.resumeQuestions(runId, current.document);
+  if (current !== undefined) await effects.resumeQuestions(runId, current.document, runtime);
   return current?.document.state;
+}
+
+/**
+ * Picks up every active run of the store after a restart (each through {@link recoverRun}),
+ * requests their surfaces, and starts what the queues of runs a crash left queued admit.
+ */
+export async function recoverRuns(
+  deps: RecoverDeps & { runs: RunRepository; surfaces: SurfacesPort; settlement: Settlement },
+  reason: string,
+): Promise<void> {
+  const queues = new Map<string, { repo: string; workflow: string }>();
+  for (const { stored } of await deps.runs.listActive()) {
+    await recoverRun(deps, stored.runId, reason);
+    deps.surfaces.request(stored.runId);
+    if (stored.status === "queued") {
+      queues.set(`${stored.repo}#${stored.workflow}`, {
+        repo: stored.repo,
+        workflow: stored.workflow,
+      });
+    }
+  }
+  for (const { repo, workflow } of queues.values())
+    await deps.settlement.drain(repo, workflow, deps.runtime);
 }

@@ -2,42 +2,25 @@ import type { Effect, RunDefinition, RunEvent, RunSnapshot } from "../engine/mod
 import { isFinal } from "../engine/model.js";
 import { createSnapshot, step } from "../engine/step.js";
 import type { EvidenceRecord, Receipt, Store, StoredRun } from "../store/store.js";
-import type { EffectPerformer } from "./effects.js";
+import type { Delivery, EffectPerformer, EventSink, Refusal, RunDriver } from "./ports.js";
+import { RunRepository, type LoadedRun, type RunDocument } from "./run-repository.js";
 import { RuntimeError } from "./runtime-error.js";
 
-/** What the runtime keeps in the store's snapshot field: the pinned definition and the state. */
-export interface RunDocument {
-  definition: RunDefinition;
-  state: RunSnapshot;
-}
-
-/** A run as the runtime reads it. */
-export interface LoadedRun {
-  stored: StoredRun;
-  document: RunDocument;
-}
-
-/**
- * Why an event was not applied: `unknown-run` when the run does not exist, `not-applicable`
- * when the engine refused it (the engine says why in words, which is `message`).
- */
-export interface Refusal {
-  code: "unknown-run" | "not-applicable";
-  message: string;
-}
-
-/** What happened when an event was offered to a run. */
-export type Delivery =
-  | { applied: true; state: RunSnapshot }
-  | { applied: false; state: RunSnapshot | undefined; refused: Refusal };
+export type { Delivery, Refusal } from "./ports.js";
+export type { LoadedRun, RunDocument } from "./run-repository.js";
 
 /** Dependencies of the runtime, passed explicitly. */
 export interface RuntimeOptions {
   store: Store;
   performer: EffectPerformer;
   now: () => number;
-  /** Told after every applied transition (progress output, GitHub surfaces). */
-  onTransition?: (run: RunDocument, effects: Effect[], event: RunEvent) => void;
+  /**
+   * Told after every applied transition (progress output, GitHub surfaces, admission), with
+   * the runtime to offer further events to.
+   */
+  onTransition?: (run: RunDocument, effects: Effect[], event: RunEvent, runs: RunDriver) => void;
+  /** Told when an event offered through {@link Runtime.offer} could not be applied. */
+  onError?: (error: unknown, runId: string) => void;
   /**
    * Called at every effect boundary: after a transition's write, after each effect, after the
    * receipts. Fault-injection tests kill the process here.
@@ -53,25 +36,39 @@ const MAX_CONFLICTS = 20;
  * under `runId/seq` keys → one batch of receipts and evidence. Any number of runtimes may share
  * a store: the version condition lets exactly one of them advance a run per event.
  */
-export class Runtime {
+export class Runtime implements EventSink, RunDriver {
   readonly #options: RuntimeOptions;
+  readonly #runs: RunRepository;
   readonly #queues = new Map<string, Promise<unknown>>();
   /**
    * The run versions this process wrote and whose effects it performed to the end: the next
    * event starts from them without a read. A stale one loses its conditional write and is
    * read again.
    */
-  readonly #latest = new Map<string, StoredRun>();
+  readonly #latest = new Map<string, LoadedRun>();
 
   constructor(options: RuntimeOptions) {
     this.#options = options;
+    this.#runs = new RunRepository(options.store);
   }
 
   /** Creates a run and starts it; idempotent under the run's id. */
   async start(definition: RunDefinition, meta: { repo: string }): Promise<Delivery> {
     const now = this.#options.now();
+    await this.create(definition, meta, now);
+    // A run that exists is started again: a process that died between creating and starting it
+    // left it queued; one that started already is refused by the engine.
+    return this.deliver(definition.runId, { type: "run.start", at: now });
+  }
+
+  /** Creates a run, queued (not started); false when it exists already. */
+  create(
+    definition: RunDefinition,
+    meta: { repo: string },
+    now = this.#options.now(),
+  ): Promise<boolean> {
     const document: RunDocument = { definition, state: createSnapshot(definition, now) };
-    const created = await this.#options.store.createRun({
+    return this.#options.store.createRun({
       runId: definition.runId,
       version: 1,
       repo: meta.repo,
@@ -82,16 +79,16 @@ export class Runtime {
       createdAt: now,
       updatedAt: now,
     });
-    // A run that exists is started again: a process that died between creating and starting it
-    // left it queued; one that started already is refused by the engine.
-    if (!created) return this.deliver(definition.runId, { type: "run.start", at: now });
-    return this.deliver(definition.runId, { type: "run.start", at: now });
   }
 
   /** Reads a run. */
-  async load(runId: string): Promise<LoadedRun | undefined> {
-    const stored = await this.#options.store.getRun(runId);
-    return stored === undefined ? undefined : { stored, document: stored.snapshot as RunDocument };
+  load(runId: string): Promise<LoadedRun | undefined> {
+    return this.#runs.get(runId);
+  }
+
+  /** Offers an event without waiting; a failure goes to `onError`. */
+  offer(runId: string, event: RunEvent): void {
+    this.deliver(runId, event).catch((error: unknown) => this.#options.onError?.(error, runId));
   }
 
   /** Offers an event to a run; events of one run are applied one at a time in this process. */
@@ -109,6 +106,11 @@ export class Runtime {
     return next;
   }
 
+  /** Is an event still being applied? */
+  busy(): boolean {
+    return this.#queues.size > 0;
+  }
+
   /** Waits until every event offered so far has been applied. */
   async idle(): Promise<void> {
     while (this.#queues.size > 0) await Promise.allSettled([...this.#queues.values()]);
@@ -121,27 +123,27 @@ export class Runtime {
   async reconcile(runId: string): Promise<LoadedRun | undefined> {
     const loaded = await this.load(runId);
     if (loaded === undefined) return undefined;
-    await this.#completeOutbox(loaded.stored);
+    await this.#completeOutbox(loaded);
     return loaded;
   }
 
   async #deliverNow(runId: string, event: RunEvent): Promise<Delivery> {
     const { store } = this.#options;
     for (let attempt = 0; attempt < MAX_CONFLICTS; attempt++) {
-      let stored = this.#latest.get(runId);
+      let loaded = this.#latest.get(runId);
       this.#latest.delete(runId);
-      if (stored === undefined) {
-        stored = await store.getRun(runId);
-        if (stored === undefined) {
+      if (loaded === undefined) {
+        loaded = await this.#runs.get(runId);
+        if (loaded === undefined) {
           const refused: Refusal = { code: "unknown-run", message: `no run ${runId}` };
           return { applied: false, state: undefined, refused };
         }
-        await this.#completeOutbox(stored);
+        await this.#completeOutbox(loaded);
       }
-      const document = stored.snapshot as RunDocument;
+      const { stored, document } = loaded;
       const result = step(document.definition, document.state, event);
       if (result.refused !== undefined) {
-        this.#latest.set(runId, stored);
+        this.#latest.set(runId, loaded);
         const refused: Refusal = { code: "not-applicable", message: result.refused };
         return { applied: false, state: document.state, refused };
       }
@@ -157,8 +159,9 @@ export class Runtime {
       if (!(await store.saveRun(saved))) continue;
       this.#options.atBoundary?.("saved");
       await this.#perform(runId, result.effects);
-      if (!isFinal(saved.status as RunSnapshot["status"])) this.#latest.set(runId, saved);
-      this.#options.onTransition?.(next, result.effects, event);
+      if (!isFinal(result.snapshot.status))
+        this.#latest.set(runId, { stored: saved, document: next, outbox: result.effects });
+      this.#options.onTransition?.(next, result.effects, event, this);
       return { applied: true, state: result.snapshot };
     }
     // Retryable: the intake leaves the delivery unprocessed, so its sweep offers the event again.
@@ -169,8 +172,8 @@ export class Runtime {
     );
   }
 
-  async #completeOutbox(stored: StoredRun): Promise<void> {
-    const outbox = stored.outbox as Effect[];
+  async #completeOutbox(loaded: LoadedRun): Promise<void> {
+    const { stored, outbox } = loaded;
     if (outbox.length === 0) return;
     const receipts = await this.#options.store.getReceipts(
       stored.runId,
@@ -191,7 +194,7 @@ export class Runtime {
       if (effect.type === "evidence") {
         evidence.push({ runId, seq: effect.evidenceSeq, at: effect.entry.at, entry: effect.entry });
       } else {
-        const result = await this.#options.performer.perform(runId, effect);
+        const result = await this.#options.performer.perform(runId, effect, this);
         receipts.push({ runId, seq: effect.seq, at, result: result ?? null });
         this.#options.atBoundary?.("performed");
       }

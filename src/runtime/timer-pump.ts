@@ -1,5 +1,5 @@
 import type { Store } from "../store/store.js";
-import type { Runtime } from "./runtime.js";
+import type { RunDriver } from "./ports.js";
 
 /**
  * Fires due timers: finds them through the store's due-time index, delivers `timer.fired`, then
@@ -13,7 +13,7 @@ export class TimerPump {
   constructor(
     private readonly deps: {
       store: Store;
-      runtime: Runtime;
+      runtime: RunDriver;
       now: () => number;
       intervalMs?: number;
       onError?: (error: unknown) => void;

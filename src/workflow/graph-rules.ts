@@ -15,7 +15,6 @@ import {
   type GraphNode,
   type WorkflowGraph,
 } from "./graph.js";
-import type { SourceMap } from "./source-map.js";
 
 /** Most nodes a workflow may have. */
 export const MAX_NODES = 20;

@@ -2,7 +2,9 @@ import type { DevBoxHub } from "../../src/devbox/hub/hub.js";
 import type { DevBoxExecutor } from "../../src/devbox/executor.js";
 import type { CommandRequest } from "../../src/engine/commands.js";
 import type { Effect, RunEvent } from "../../src/engine/model.js";
+import { DevBoxRegistry } from "../../src/runtime/devbox-registry.js";
 import { DevBoxEffects, type EffectPerformer } from "../../src/runtime/effects.js";
+import type { EventSink } from "../../src/runtime/ports.js";
 import type { Judge } from "../../src/runtime/judge.js";
 import type { RunDocument } from "../../src/runtime/runtime.js";
 import { Runtime } from "../../src/runtime/runtime.js";
@@ -32,6 +34,8 @@ export class InstantWorld implements EffectPerformer {
   readonly performed: Effect[] = [];
   /** Errors of event deliveries: a test asserts there are none. */
   readonly errors: unknown[] = [];
+  /** Where the real effects offer their events: the runtime, a microtask later. */
+  readonly events: EventSink = { offer: (runId, event) => this.#later(runId, event) };
 
   constructor(private readonly options: InstantWorldOptions) {
     const unused = new Proxy(
@@ -46,9 +50,9 @@ export class InstantWorld implements EffectPerformer {
       store: options.store,
       hub: unused as DevBoxHub,
       executor: unused as DevBoxExecutor,
+      registry: new DevBoxRegistry(Date.now),
       judge: options.judge,
       source: { env: {}, repositoryOf: () => Promise.resolve(options.repository) },
-      deliver: (runId, event) => this.#later(runId, event),
       now: Date.now,
       ...(options.diffs === undefined ? {} : { diffs: options.diffs }),
     });
@@ -61,7 +65,7 @@ export class InstantWorld implements EffectPerformer {
     switch (effect.type) {
       case "judge.request":
       case "ledger.add":
-        return this.effects.perform(runId, effect);
+        return this.effects.perform(runId, effect, this.events);
       case "devbox.claim":
         this.#later(runId, { type: "devbox.ready", devboxId: effect.devboxId, ok: true, at });
         return Promise.resolve({ started: effect.devboxId });

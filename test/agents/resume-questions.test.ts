@@ -40,7 +40,7 @@ describe("questions in flight when a runtime stops", () => {
     const second = new InstantWorld({ store, judge: answers, repository: "acme/app" });
     const loaded = await second.runtime.reconcile("r1");
     if (loaded === undefined) throw new Error("no run");
-    expect(await second.effects.resumeQuestions("r1", loaded.document)).toBe(1);
+    expect(await second.effects.resumeQuestions("r1", loaded.document, second.events)).toBe(1);
     const done = await second.settled("r1");
     expect(done.state.status).toBe("succeeded");
     expect(done.state.visits.at(-1)).toMatchObject({ node: "review", outcome: "approved" });

@@ -5,7 +5,7 @@ import type {
 } from "@octokit/webhooks-types";
 import { webhookExample } from "./helpers/examples.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Admission } from "../../src/github/admission.js";
+import { Admission } from "../../src/runtime/admission.js";
 import { CATCH_UP_MS, Schedules } from "../../src/github/schedules.js";
 import { StoreError } from "../../src/store/store-error.js";
 import { parseWorkflow } from "../../src/workflow/parse.js";
@@ -249,7 +249,7 @@ describe("triggers, commands and admission", () => {
     );
     if (!parsed.ok) throw new Error("the test workflow does not parse");
     const replica = (holder: string) =>
-      new Admission({ store: app.host.store, runtime: app.host.runtime, now: Date.now, holder });
+      new Admission({ store: app.host.store, now: Date.now, holder });
     const [a, b] = [replica("a"), replica("b")];
     const repo = `${OWNER}/${REPO}`;
     const waiting = (awaiting: number) => ({ active: awaiting, awaiting, queued: [] });

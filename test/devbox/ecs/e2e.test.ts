@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EcsExecutor } from "../../../src/devbox/ecs/executor.js";
 import type { EcsStatus } from "../../../src/devbox/ecs/status.js";
 import { DevBoxHub } from "../../../src/devbox/hub/hub.js";
-import type { RunEvent } from "../../../src/engine/model.js";
+import { DevBoxRegistry } from "../../../src/runtime/devbox-registry.js";
 import { DevBoxEffects, splitDevBoxId } from "../../../src/runtime/effects.js";
 import { NO_JUDGE } from "../../../src/runtime/judge.js";
 import { isSettled, Runtime } from "../../../src/runtime/runtime.js";
@@ -95,12 +95,11 @@ describe("ECS executor end to end", () => {
     const endpoint = await fake.listen();
     const store = await dynamo.newStore();
     const statuses: EcsStatus[] = [];
-    const deliver = (runId: string, event: RunEvent) =>
-      void runtime.deliver(runId, event).catch((error: unknown) => failures.push(error));
+    const registry = new DevBoxRegistry(Date.now);
     const failures: unknown[] = [];
     const tokenRequests: string[] = [];
     const hub = new DevBoxHub({
-      onEvent: (event) => effects.onHubEvent(event),
+      onEvent: (event) => registry.onHubEvent(event),
       onError: (error) => failures.push(error),
       // Losses here come from ECS (the spot interruption), never from a lapse: a long lapse keeps
       // a DevBox starved of CPU on a loaded machine from being declared lost as well.
@@ -136,7 +135,7 @@ describe("ECS executor end to end", () => {
       onLost: (id, reason) => {
         hub.release(id);
         const { runId, devboxId } = splitDevBoxId(id);
-        deliver(runId, { type: "devbox.lost", devboxId, reason, at: Date.now() });
+        runtime.offer(runId, { type: "devbox.lost", devboxId, reason, at: Date.now() });
       },
     });
     const effects: DevBoxEffects = new DevBoxEffects({
@@ -144,11 +143,16 @@ describe("ECS executor end to end", () => {
       hub,
       executor,
       judge: NO_JUDGE,
+      registry,
       source: { env: {}, repositoryOf: () => Promise.resolve("acme/widgets") },
-      deliver,
       now: Date.now,
     });
-    const runtime = new Runtime({ store, performer: effects, now: Date.now });
+    const runtime = new Runtime({
+      store,
+      performer: effects,
+      now: Date.now,
+      onError: (error) => failures.push(error),
+    });
     await hub.listen();
     try {
       fake.placementFailures.push([{ reason: "RESOURCE:MEMORY", arn: "arn:instance/i-1" }]);

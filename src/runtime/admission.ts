@@ -1,6 +1,7 @@
 import type { Workflow } from "../workflow/workflow.schema.js";
-import type { Runtime, RunDocument } from "../runtime/runtime.js";
 import type { Store, StoredRun } from "../store/store.js";
+import type { RunDriver } from "./ports.js";
+import { decodeRun } from "./run-repository.js";
 
 /** Where admission stands for one repository and workflow. */
 export interface AdmissionCounts {
@@ -14,12 +15,11 @@ export interface AdmissionCounts {
  * Admission per repository and workflow (`admission:`): beyond `max_active_runs` new runs
  * queue; once `max_awaiting_approval` runs wait on people, nothing starts until fewer than
  * `resume_below` do (hysteresis, kept in the store so that replicas and restarts agree). Queued
- * runs start oldest first, under a store lease so one replica drains a queue at a time.
+ * runs start oldest first, under a store lease so one replica drains a queue at a time. It makes
+ * no GitHub call: the app and local runs apply it alike.
  */
 export class Admission {
-  constructor(
-    private readonly deps: { store: Store; runtime: Runtime; now: () => number; holder: string },
-  ) {}
+  constructor(private readonly deps: { store: Store; now: () => number; holder: string }) {}
 
   /** Counts the runs of `workflow` in `repo`. */
   async counts(repo: string, workflow: string): Promise<AdmissionCounts> {
@@ -54,6 +54,18 @@ export class Admission {
     return limits.max_active_runs === undefined || counts.active < limits.max_active_runs;
   }
 
+  /**
+   * Starts queued run `runId` of `workflow` in `repo` through `runs` when admission allows it
+   * now and no run is queued ahead of it. True when it was started, false when it stays queued.
+   */
+  async admit(repo: string, workflow: Workflow, runId: string, runs: RunDriver): Promise<boolean> {
+    const counts = await this.counts(repo, workflow.name);
+    const ahead = { ...counts, queued: counts.queued.filter((run) => run.runId !== runId) };
+    if (ahead.queued.length > 0 || !(await this.admits(repo, workflow, ahead))) return false;
+    await runs.deliver(runId, { type: "run.start", at: this.deps.now() });
+    return true;
+  }
+
   /** 1-based place of a queued run in its queue; undefined when it is not queued. */
   async queuePosition(repo: string, workflow: string, runId: string): Promise<number | undefined> {
     const { queued } = await this.counts(repo, workflow);
@@ -61,10 +73,13 @@ export class Admission {
     return index < 0 ? undefined : index + 1;
   }
 
-  /** Starts queued runs of `workflow` in `repo`, oldest first, while admission allows. */
-  async drain(repo: string, workflow: string): Promise<string[]> {
+  /**
+   * Starts queued runs of `workflow` in `repo`, oldest first, while admission allows, by
+   * offering each `run.start` to `runs`.
+   */
+  async drain(repo: string, workflow: string, runs: RunDriver): Promise<string[]> {
     const lease = `admission:${repo}#${workflow}`;
-    const { store, runtime, now, holder } = this.deps;
+    const { store, now, holder } = this.deps;
     if (!(await store.acquireLease(lease, holder, now(), 30_000))) return [];
     const started: string[] = [];
     try {
@@ -72,9 +87,9 @@ export class Admission {
         const counts = await this.counts(repo, workflow);
         const next = counts.queued[0];
         if (next === undefined) break;
-        const pinned = (next.snapshot as RunDocument).definition.workflow;
+        const pinned = decodeRun(next).document.definition.workflow;
         if (!(await this.admits(repo, pinned, counts))) break;
-        const delivery = await runtime.deliver(next.runId, { type: "run.start", at: now() });
+        const delivery = await runs.deliver(next.runId, { type: "run.start", at: now() });
         if (!delivery.applied) break;
         started.push(next.runId);
       }

@@ -1,0 +1,77 @@
+import { DevBoxHub } from "../devbox/hub/hub.js";
+import { LocalExecutor } from "../devbox/local/executor.js";
+import { splitDevBoxId } from "../runtime/devbox-registry.js";
+import type { DevBoxPorts } from "../runtime/host.js";
+import type { DevBoxEventSink, HostLog, SurfacesPort } from "../runtime/ports.js";
+import type { Store } from "../store/store.js";
+import { TokenScrubbingExecutor } from "./clone-source.js";
+import { chooseExecutor } from "./executor-choice.js";
+import type { Installations } from "./installations.js";
+
+/** What the app's DevBoxes are started with. */
+export interface AppDevBoxesOptions {
+  stateDir: string;
+  env: NodeJS.ProcessEnv;
+  store: Store;
+  installations: Installations;
+  log: HostLog;
+  /** What a DevBox clones for `repo` given a fresh installation token. */
+  cloneUrl: (repo: string, token: string) => string;
+  cliPath?: string;
+  /** What the executor last said about each run's DevBox (ECS placement waits), by run. */
+  notices: Map<string, string>;
+}
+
+/**
+ * The app's DevBox side: the executor the environment chooses (local DevBoxes, or ECS tasks
+ * that fetch their token from the hub) and the hub, both reporting to `events`; a notice of
+ * the executor is kept for the run's status and its surfaces are requested.
+ */
+export async function appDevBoxes(
+  options: AppDevBoxesOptions,
+  events: DevBoxEventSink,
+  surfaces: SurfacesPort,
+): Promise<DevBoxPorts> {
+  const { env, store, installations, notices } = options;
+  const choice = await chooseExecutor(
+    env,
+    () =>
+      new LocalExecutor({
+        stateDir: options.stateDir,
+        env,
+        ...(options.cliPath === undefined ? {} : { cliPath: options.cliPath }),
+      }),
+    (event) => events.onHubEvent(event),
+    (devboxId, notice) => {
+      const { runId } = splitDevBoxId(devboxId);
+      if (notice === undefined) notices.delete(runId);
+      else notices.set(runId, notice);
+      surfaces.request(runId);
+    },
+  );
+  const { executor } = choice;
+  if (executor instanceof TokenScrubbingExecutor) await executor.reap();
+  const hub = new DevBoxHub({
+    onEvent: (event) => events.onHubEvent(event),
+    onError: (error) => options.log.error("DevBox hub", error),
+    host: choice.hubHost,
+    port: choice.hubPort,
+    // DevBoxes refresh their git token here (the same narrowed token as the clone's).
+    repoToken: async (runId) => installations.repoToken((await store.getRun(runId))?.repo ?? ""),
+  });
+  await hub.listen();
+  const source = {
+    env,
+    // The token is minted at claim time and travels only to the executor's clone.
+    repositoryOf: async (runId: string) => {
+      const repo = (await store.getRun(runId))?.repo ?? "";
+      if (choice.tokenFromHub) return repo;
+      return options.cloneUrl(repo, (await installations.repoToken(repo)).token);
+    },
+  };
+  const close = async () => {
+    await executor.stopAll?.();
+    await hub.close();
+  };
+  return { hub, executor, source, close };
+}

@@ -1,0 +1,151 @@
+import type { DiffSource } from "../agents/diff-source.js";
+import type { DevBoxExecutor } from "../devbox/executor.js";
+import type { DevBoxHub } from "../devbox/hub/hub.js";
+import type { Effect, RunDefinition, RunEvent, RunSnapshot } from "../engine/model.js";
+import type { Store } from "../store/store.js";
+import { Admission } from "./admission.js";
+import { DevBoxRegistry } from "./devbox-registry.js";
+import { DevBoxEffects, type DevBoxSource } from "./effects.js";
+import type { Judge } from "./judge.js";
+import type { DevBoxEventSink, HostLog, SurfacesPort } from "./ports.js";
+import { recoverRun, recoverRuns } from "./recover.js";
+import { RunRepository, type RunDocument } from "./run-repository.js";
+import { Runtime, type RuntimeOptions } from "./runtime.js";
+import { NO_SURFACES, Settlement } from "./settlement.js";
+import { TimerPump } from "./timer-pump.js";
+
+/** The DevBox side a host runs on: started by its `devboxes` port. */
+export interface DevBoxPorts {
+  /** The internal DevBox API, listening. */
+  hub: DevBoxHub;
+  executor: DevBoxExecutor;
+  /** Where DevBoxes clone from and the environment their secrets are copied from. */
+  source: DevBoxSource;
+  /** Stops the DevBoxes and the hub. */
+  close(): Promise<void>;
+}
+
+/**
+ * What a host is built from. The app and the CLI each supply these and nothing else; every
+ * part that decides anything about runs is built by {@link createHost} from them.
+ */
+export interface HostPorts {
+  store: Store;
+  clock: () => number;
+  log: HostLog;
+  judge: Judge;
+  /** Where judges read a run branch's diff (asked with the run's repository as stored). */
+  diffs: DiffSource;
+  /** This process, as leases name their holder. */
+  holder: string;
+  /** Starts the executor and the hub, both reporting to `events`; `surfaces` hears of notices. */
+  devboxes(events: DevBoxEventSink, surfaces: SurfacesPort): Promise<DevBoxPorts>;
+  /** What shows runs to people, given admission for queue places; default none. */
+  surfaces?: (admission: Admission) => SurfacesPort;
+  /** Told after every applied transition, after the host's own follow-up. */
+  onTransition?: (run: RunDocument, effects: Effect[], event: RunEvent) => void;
+  /** Fault injection at the runtime's effect boundaries (see {@link RuntimeOptions}). */
+  atBoundary?: RuntimeOptions["atBoundary"];
+}
+
+/**
+ * One process's runs: the runtime over the store, effects on DevBoxes with judges that read
+ * diffs, admission, the timer pump and recovery, wired once for the app and the CLI alike.
+ */
+export class Host {
+  constructor(
+    readonly store: Store,
+    readonly runtime: Runtime,
+    readonly admission: Admission,
+    readonly surfaces: SurfacesPort,
+    readonly pump: TimerPump,
+    private readonly effects: DevBoxEffects,
+    private readonly settlement: Settlement,
+    private readonly devboxes: DevBoxPorts,
+    private readonly clock: () => number,
+  ) {}
+
+  /**
+   * Creates a run queued and starts it when its workflow's admission allows it now; else it
+   * waits in its queue until a run ahead of it settles. Returns where it stands.
+   */
+  async start(definition: RunDefinition, meta: { repo: string }): Promise<RunSnapshot> {
+    const { runId } = definition;
+    await this.runtime.create(definition, meta);
+    await this.admission.admit(meta.repo, definition.workflow, runId, this.runtime);
+    this.surfaces.request(runId);
+    const loaded = await this.runtime.load(runId);
+    if (loaded === undefined) throw new Error(`programmer error: run ${runId} was not created`);
+    return loaded.document.state;
+  }
+
+  /** Picks up one run after the process that drove it stopped (see {@link recoverRun}). */
+  resume(runId: string, reason: string): Promise<RunSnapshot | undefined> {
+    const deps = { runtime: this.runtime, effects: this.effects, now: this.clock };
+    return recoverRun(deps, runId, reason);
+  }
+
+  /** Picks up every active run a previous process left, and drains queues a crash left. */
+  recover(reason: string): Promise<void> {
+    return recoverRuns(
+      {
+        runtime: this.runtime,
+        effects: this.effects,
+        now: this.clock,
+        runs: new RunRepository(this.store),
+        surfaces: this.surfaces,
+        settlement: this.settlement,
+      },
+      reason,
+    );
+  }
+
+  /** Waits until the events offered so far and the queue drains they started are done. */
+  async idle(): Promise<void> {
+    do {
+      await this.runtime.idle();
+      await this.settlement.idle();
+    } while (this.runtime.busy());
+  }
+
+  /** Stops the timer pump, waits for runs in flight, then stops DevBoxes and the hub. */
+  async close(): Promise<void> {
+    await this.pump.stop();
+    await this.idle();
+    await this.devboxes.close();
+  }
+}
+
+/** Builds a {@link Host} from its ports; the timer pump is not started yet. */
+export async function createHost(ports: HostPorts): Promise<Host> {
+  const { store, clock: now, log, holder } = ports;
+  const admission = new Admission({ store, now, holder });
+  const surfaces = ports.surfaces?.(admission) ?? NO_SURFACES;
+  const settlement = new Settlement({ store, admission, surfaces, log });
+  const registry = new DevBoxRegistry(now);
+  const devboxes = await ports.devboxes(registry, surfaces);
+  const effects = new DevBoxEffects({
+    store,
+    hub: devboxes.hub,
+    executor: devboxes.executor,
+    registry,
+    judge: ports.judge,
+    diffs: ports.diffs,
+    source: devboxes.source,
+    now,
+  });
+  const { onTransition } = ports;
+  const runtime = new Runtime({
+    store,
+    performer: effects,
+    now,
+    onTransition: (run, done, event, runs) => {
+      settlement.afterTransition(run, runs);
+      onTransition?.(run, done, event);
+    },
+    onError: (error, runId) => log.error(`run ${runId}`, error),
+    ...(ports.atBoundary === undefined ? {} : { atBoundary: ports.atBoundary }),
+  });
+  const pump = new TimerPump({ store, runtime, now, onError: (e) => log.error("timers", e) });
+  return new Host(store, runtime, admission, surfaces, pump, effects, settlement, devboxes, now);
+}

@@ -1,0 +1,66 @@
+import type { Effect, RunDefinition, RunSnapshot } from "../engine/model.js";
+import type { Store, StoredRun } from "../store/store.js";
+import { RuntimeError } from "./runtime-error.js";
+
+/** What the runtime keeps in the store's snapshot field: the pinned definition and the state. */
+export interface RunDocument {
+  definition: RunDefinition;
+  state: RunSnapshot;
+}
+
+/** A run as the runtime reads it: the stored record, its document and its outbox, decoded. */
+export interface LoadedRun {
+  stored: StoredRun;
+  document: RunDocument;
+  outbox: Effect[];
+}
+
+/**
+ * The store's runs, decoded once: the one place that turns a stored record's `unknown`
+ * snapshot and outbox into a {@link RunDocument} and effects. A record that is not a run
+ * document (a hand-edited or foreign table) is refused with a {@link RuntimeError}.
+ */
+export class RunRepository {
+  constructor(readonly store: Store) {}
+
+  /** Reads and decodes a run; undefined when there is none. */
+  async get(runId: string): Promise<LoadedRun | undefined> {
+    const stored = await this.store.getRun(runId);
+    return stored === undefined ? undefined : decodeRun(stored);
+  }
+
+  /** The active runs (optionally of one repository), decoded. */
+  async listActive(filter?: { repo: string }): Promise<LoadedRun[]> {
+    const runs = await this.store.listActiveRuns(filter);
+    return runs.map(decodeRun);
+  }
+}
+
+/** Decodes a stored record; throws a {@link RuntimeError} when it holds no run document. */
+export function decodeRun(stored: StoredRun): LoadedRun {
+  const snapshot: unknown = stored.snapshot;
+  if (!isRecord(snapshot) || !isRecord(snapshot.definition) || !isRecord(snapshot.state))
+    throw corrupt(stored, "its snapshot has no definition and state");
+  const { definition, state } = snapshot;
+  if (definition.runId !== stored.runId || state.runId !== stored.runId)
+    throw corrupt(stored, "its snapshot names another run");
+  if (!isRecord(definition.workflow) || typeof state.status !== "string")
+    throw corrupt(stored, "its snapshot has no workflow or status");
+  if (!Array.isArray(stored.outbox) || !stored.outbox.every(isEffect))
+    throw corrupt(stored, "its outbox holds something that is not an effect");
+  // The shape checked above is what the runtime wrote; the engine's types describe the rest.
+  const document = snapshot as unknown as RunDocument;
+  return { stored, document, outbox: stored.outbox };
+}
+
+function isEffect(value: unknown): value is Effect {
+  return isRecord(value) && typeof value.type === "string" && typeof value.seq === "number";
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function corrupt(stored: StoredRun, why: string): RuntimeError {
+  return new RuntimeError("corrupt-run", `run ${stored.runId} cannot be read: ${why}`);
+}

@@ -1,0 +1,57 @@
+import type { RunDocument } from "./run-repository.js";
+import type { Admission } from "./admission.js";
+import type { HostLog, RunDriver, SurfacesPort } from "./ports.js";
+import { RunRepository } from "./run-repository.js";
+import type { Store } from "../store/store.js";
+
+/**
+ * What follows a run's transitions beyond the run itself: its surfaces are brought up to
+ * date, and when it stops holding an admission slot (ended, or waits on people) its queue
+ * starts what admission allows now, and the runs still queued are shown their new places.
+ */
+export class Settlement {
+  readonly #runs: RunRepository;
+  /** Queue drains started after transitions and not yet done. */
+  readonly #pending = new Set<Promise<void>>();
+
+  constructor(
+    private readonly deps: {
+      store: Store;
+      admission: Admission;
+      surfaces: SurfacesPort;
+      log: HostLog;
+    },
+  ) {
+    this.#runs = new RunRepository(deps.store);
+  }
+
+  /** After an applied transition of `run`; `runs` starts what its queue admits. */
+  afterTransition(run: RunDocument, runs: RunDriver): void {
+    const { state } = run;
+    this.deps.surfaces.request(state.runId);
+    if (state.status === "running" || state.status === "queued") return;
+    const pending: Promise<void> = (async () => {
+      const loaded = await this.#runs.get(state.runId);
+      if (loaded !== undefined) await this.drain(loaded.stored.repo, loaded.stored.workflow, runs);
+    })()
+      .catch((error: unknown) => this.deps.log.error(`admission after run ${state.runId}`, error))
+      .finally(() => this.#pending.delete(pending));
+    this.#pending.add(pending);
+  }
+
+  /** Waits until the queue drains started after transitions are done. */
+  async idle(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
+  }
+
+  /** Starts what a queue admits, and requests the surfaces of what started and what waits. */
+  async drain(repo: string, workflow: string, runs: RunDriver): Promise<void> {
+    const { admission, surfaces } = this.deps;
+    const started = await admission.drain(repo, workflow, runs);
+    const { queued } = await admission.counts(repo, workflow);
+    for (const runId of [...started, ...queued.map((run) => run.runId)]) surfaces.request(runId);
+  }
+}
+
+/** The surfaces of a host that shows runs nowhere (the CLI prints progress on transitions). */
+export const NO_SURFACES: SurfacesPort = { request: () => undefined };
