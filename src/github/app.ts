@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ApplicationFunction } from "probot";
 import type { AppHost } from "./app-host.js";
 import { recordedPayload, wantsDelivery } from "./router.js";
+import { guardWebhooks, type WebhookGuardOptions } from "./webhook-guard.js";
 
 /** `GET /healthz`: 200 while the process serves (the container's health check). */
 export function healthz(req: IncomingMessage, res: ServerResponse): boolean {
@@ -14,13 +15,23 @@ export function healthz(req: IncomingMessage, res: ServerResponse): boolean {
 /**
  * The Probot app: every verified delivery that could make the app do anything is recorded in
  * the store before Probot acknowledges it, and processed from there (see DeliveryIntake);
- * nothing else happens in the handler. The run pages, when configured, share its HTTP server.
+ * nothing else happens in the handler. With `webhooks`, the app serves that webhook path
+ * itself, bounded in size and verified before Probot reads it (see guardWebhooks). The run
+ * pages, when configured, share its HTTP server.
  */
-export function clusterCodeApp(host: AppHost): ApplicationFunction {
-  return (app, { addHandler }) => {
+export function clusterCodeApp(
+  host: AppHost,
+  webhooks?: Omit<WebhookGuardOptions, "next">,
+): ApplicationFunction {
+  return async (app, { addHandler }) => {
     host.useAuth({ installation: (id) => app.auth(id), app: () => app.auth() });
     addHandler(healthz);
     if (host.runPages !== undefined) addHandler(host.runPages);
+    if (webhooks !== undefined) {
+      // The guard serves the public webhook path with Probot's middleware behind it.
+      const next = await app.getNodeMiddleware({ path: webhooks.path });
+      addHandler(guardWebhooks({ ...webhooks, next }));
+    }
     app.onAny(async (context) => {
       const { id, name, payload } = context;
       if (wantsDelivery(name, payload))

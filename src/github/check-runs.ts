@@ -1,3 +1,4 @@
+import { createOnce, NO_PLUGIN_RETRY } from "./create-once.js";
 import { callGitHub } from "./errors.js";
 import type { GitHub, RepoRef } from "./github.js";
 import type { CheckRunSpec } from "./render-checks.js";
@@ -68,11 +69,22 @@ export async function upsertCheckRun(
     ...(spec.detailsUrl === undefined ? {} : { details_url: spec.detailsUrl }),
   };
   if (known === undefined) {
-    const { data } = await callGitHub(`create check run ${spec.name}`, () =>
-      gh.request("POST /repos/{owner}/{repo}/check-runs", { ...body, head_sha: headSha }),
+    // A create GitHub did but answered 502 is found by its external id, not sent again.
+    const created = await createOnce(
+      async () => {
+        const { data } = await callGitHub(`create check run ${spec.name}`, () =>
+          gh.request("POST /repos/{owner}/{repo}/check-runs", {
+            ...body,
+            head_sha: headSha,
+            ...NO_PLUGIN_RETRY,
+          }),
+        );
+        return { id: Number(data.id), url: data.html_url ?? "" };
+      },
+      () => findCheckRun(gh, repo, spec.externalId, headSha),
     );
-    memo.ids.set(key, { id: Number(data.id), digest, url: data.html_url ?? "" });
-    return data.html_url ?? "";
+    memo.ids.set(key, { ...created, digest });
+    return created.url;
   }
   await callGitHub(`update check run ${spec.name}`, () =>
     gh.request("PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}", {
@@ -82,6 +94,25 @@ export async function upsertCheckRun(
   );
   memo.ids.set(key, { ...known, digest });
   return known.url;
+}
+
+/** The check run with `externalId` on `sha`, if GitHub has one. */
+async function findCheckRun(
+  gh: GitHub,
+  repo: RepoRef,
+  externalId: string,
+  sha: string,
+): Promise<{ id: number; url: string } | undefined> {
+  const { data } = await callGitHub(`list check runs of ${sha}`, () =>
+    gh.request("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", {
+      owner: repo.owner,
+      repo: repo.repo,
+      ref: sha,
+      per_page: 100,
+    }),
+  );
+  const run = data.check_runs.find((candidate) => candidate.external_id === externalId);
+  return run === undefined ? undefined : { id: Number(run.id), url: run.html_url ?? "" };
 }
 
 /**

@@ -9,12 +9,16 @@ export type CommentCommand =
   | { kind: "resolve"; outcome: "succeeded" | "failed"; note?: string }
   | { kind: "invalid"; message: string };
 
-const LINE = /^\/(clustercode|approve|reject|cancel|retry|resolve)\b[ \t]*(.*)$/;
+// The word ends at whitespace or the end of the line: `\b` would also end it at `?`, `-`, `.`
+// or `@`, so `/approve? is this ready` approved. The words are ASCII, so a lookalike
+// (`/аpprove` with a Cyrillic а) is no command, as any unknown word is not.
+const LINE = /^\/(clustercode|approve|reject|cancel|retry|resolve)(?:\s+(.*))?$/;
 
 /**
  * The first command in a comment body, read from the first line that starts with `/`
- * followed by a known word; undefined when the comment holds none. Quoted lines (`> /approve`)
- * and code blocks do not count.
+ * followed by a known word and then whitespace or the line's end; undefined when the comment
+ * holds none, so a near miss (`/approve?`, `/reject-ish`) gets no reply, as an unknown word.
+ * Quoted lines (`> /approve`) and code blocks do not count.
  */
 export function parseCommand(body: string): CommentCommand | undefined {
   let fenced = false;

@@ -1,3 +1,4 @@
+import { createOnce, NO_PLUGIN_RETRY } from "./create-once.js";
 import { callGitHub } from "./errors.js";
 import type { GitHub, RepoRef } from "./github.js";
 
@@ -31,7 +32,24 @@ export async function findMarkedComments(
   return found;
 }
 
-/** Creates a comment; returns its id. */
+/**
+ * Creates the comment holding `marker` once: after a failed attempt (GitHub may have written it
+ * and answered 502) the app's marked comments are looked up before the create is sent again.
+ */
+export async function createMarkedComment(
+  gh: GitHub,
+  repo: RepoRef,
+  issue: number,
+  marker: string,
+  body: string,
+): Promise<number> {
+  return createOnce(
+    () => createComment(gh, repo, issue, body),
+    async () => (await findMarkedComments(gh, repo, issue)).get(marker),
+  );
+}
+
+/** Creates a comment (not re-sent by Octokit's retry); returns its id. */
 export async function createComment(
   gh: GitHub,
   repo: RepoRef,
@@ -44,6 +62,7 @@ export async function createComment(
       repo: repo.repo,
       issue_number: issue,
       body,
+      ...NO_PLUGIN_RETRY,
     }),
   );
   return Number(data.id);

@@ -1,5 +1,6 @@
 import { isRetryable } from "../errors/app-error.js";
 import type { DeliveryRecord, Store } from "../store/store.js";
+import { DeliveryNotRecordedError } from "./delivery-error.js";
 
 /** Turns one recorded delivery into engine events and GitHub calls. */
 export type DeliveryHandler = (delivery: DeliveryRecord) => Promise<void>;
@@ -37,7 +38,11 @@ export class DeliveryIntake {
     },
   ) {}
 
-  /** Records a delivery durably and queues it; false for a duplicate. Resolves before the ack. */
+  /**
+   * Records a delivery durably and queues it; false for a duplicate. Resolves before the ack;
+   * when the store fails, logs why and throws a {@link DeliveryNotRecordedError}, so GitHub gets
+   * a 5xx without the store's words and the delivery is not acknowledged.
+   */
   async record(deliveryId: string, event: string, payload: unknown): Promise<boolean> {
     const delivery: DeliveryRecord = {
       deliveryId,
@@ -46,7 +51,14 @@ export class DeliveryIntake {
       receivedAt: this.deps.now(),
       receivedBy: this.deps.holder,
     };
-    if (!(await this.deps.store.recordDelivery(delivery))) return false;
+    let recorded: boolean;
+    try {
+      recorded = await this.deps.store.recordDelivery(delivery);
+    } catch (error) {
+      this.deps.onError(error, { ...delivery, payload: null });
+      throw new DeliveryNotRecordedError(error);
+    }
+    if (!recorded) return false;
     this.#queue.push(delivery);
     this.#kick();
     return true;

@@ -1,8 +1,10 @@
+import { randomUUID } from "node:crypto";
 import { resolve } from "node:path";
 import { run } from "probot";
 import { clusterCodeApp } from "./app.js";
 import { AppHost } from "./app-host.js";
 import { needsSetup, startSetupServer } from "./setup-mode.js";
+import { DEFAULT_MAX_WEBHOOK_BYTES } from "./webhook-guard.js";
 
 /**
  * `npm start`: without APP_ID (in the environment or `.env`), the setup page registers the app
@@ -15,27 +17,50 @@ const server = needsSetup(process.cwd(), process.env)
   : await serveApp();
 
 function serveApp() {
-  return run(async (app, options) => {
-    const host = await AppHost.open({
-      stateDir: resolve(process.env.CLUSTERCODE_STATE_DIR ?? ".clustercode-state"),
-      env: process.env,
-      log: { error: (message, error) => app.log.error({ err: error }, message) },
-    });
-    await clusterCodeApp(host)(app, options);
-    await host.recover();
-    host.start();
-    // In the background: the app serves webhooks while it reads every repository's schedules.
-    const onError = (error: unknown) => app.log.error({ err: error }, "registering schedules");
-    void host.registerSchedules(onError).catch(onError);
-    process.once("SIGTERM", () => {
-      void host.close().then(
-        () => process.exit(0),
-        (error: unknown) => {
-          app.log.error({ err: error }, "closing");
-          process.exit(1);
-        },
-      );
-    });
+  // Getters: read when the app loads, after Probot loads `.env`.
+  const webhooks = {
+    get path() {
+      return process.env.WEBHOOK_PATH ?? "/api/github/webhooks";
+    },
+    get maxBytes() {
+      return Number(process.env.CLUSTERCODE_MAX_WEBHOOK_BYTES ?? DEFAULT_MAX_WEBHOOK_BYTES);
+    },
+    // Probot's own default.
+    get secret() {
+      return process.env.WEBHOOK_SECRET ?? "development";
+    },
+  };
+  // Probot's server puts its own webhook middleware, unbounded, first on its path: that path is
+  // moved out of reach, and the app serves the public one behind its guard. The environment is
+  // read lazily, after Probot loads `.env`.
+  const internalPath = `/internal/webhooks/${randomUUID()}`;
+  const env = new Proxy(process.env, {
+    get: (target, key) => (key === "WEBHOOK_PATH" ? internalPath : target[key as string]),
   });
+  return run(
+    async (app, options) => {
+      const host = await AppHost.open({
+        stateDir: resolve(process.env.CLUSTERCODE_STATE_DIR ?? ".clustercode-state"),
+        env: process.env,
+        log: { error: (message, error) => app.log.error({ err: error }, message) },
+      });
+      await clusterCodeApp(host, webhooks)(app, options);
+      await host.recover();
+      host.start();
+      // In the background: the app serves webhooks while it reads every repository's schedules.
+      const onError = (error: unknown) => app.log.error({ err: error }, "registering schedules");
+      void host.registerSchedules(onError).catch(onError);
+      process.once("SIGTERM", () => {
+        void host.close().then(
+          () => process.exit(0),
+          (error: unknown) => {
+            app.log.error({ err: error }, "closing");
+            process.exit(1);
+          },
+        );
+      });
+    },
+    { env },
+  );
 }
 void server;

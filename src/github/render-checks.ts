@@ -1,5 +1,6 @@
 import type { EvidenceEntry, RunDefinition, RunSnapshot, Visit } from "../engine/model.js";
 import { cell, truncateText } from "./limits.js";
+import { plainText } from "./plain-text.js";
 
 /** A check run as the app wants it to look; `externalId` finds it again. */
 export interface CheckRunSpec {
@@ -108,7 +109,7 @@ function detailsUrlOf(
 function runCheck(definition: RunDefinition, state: RunSnapshot): CheckRunSpec {
   const name = `ClusterCode · ${definition.workflow.name}`;
   const where = state.active === undefined ? "" : ` at ${state.active.node}`;
-  const summary = `Run \`${state.runId}\` on \`${state.branch}\`: ${state.status}${where}.${state.reason === undefined ? "" : `\n\n${state.reason}`}`;
+  const summary = `Run \`${state.runId}\` on \`${state.branch}\`: ${state.status}${where}.${state.reason === undefined ? "" : `\n\n${plainText(state.reason)}`}`;
   const base = { externalId: state.runId, name, title: `${state.status}${where}`, summary };
   if (state.status === "queued") return { ...base, status: "queued" };
   if (state.status === "running" || state.status === "awaiting_input")
@@ -127,7 +128,7 @@ function approvalCheck(
     const who =
       answer === undefined
         ? (visit.reason ?? "no answer")
-        : `${text(answer.decision)} by @${text(answer.actor)}${answer.note === undefined ? "" : `: ${text(answer.note)}`}${answer.where === undefined ? "" : `\n\n[where](${text(answer.where)})`}`;
+        : `${text(answer.decision)} by @${text(answer.actor)}${answer.note === undefined ? "" : `: ${plainText(text(answer.note))}`}${answer.where === undefined ? "" : `\n\n[where](${text(answer.where)})`}`;
     return {
       status: "completed",
       conclusion: visit.outcome === "approved" ? "success" : "failure",

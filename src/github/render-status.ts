@@ -1,6 +1,7 @@
 import type { RunDefinition, RunSnapshot } from "../engine/model.js";
 import { renderMermaid } from "../workflow/mermaid.js";
 import { cell, firstLine, truncateText } from "./limits.js";
+import { plainText } from "./plain-text.js";
 
 /** The hidden marker that finds a run's status comment again after a crash. */
 export function statusMarker(runId: string): string {
@@ -62,7 +63,7 @@ export function renderStatusComment(
     "|---|---|---|---|---|",
     ...state.visits.map(
       (visit, index) =>
-        `| ${index + 1} | ${cell(workflow.nodes[visit.node]?.title ?? visit.node)} | ${visit.attempt} | ${cell(visit.outcome ?? "…")} | ${cell(firstLine(visit.reason ?? ""))} |`,
+        `| ${index + 1} | ${cell(workflow.nodes[visit.node]?.title ?? visit.node)} | ${visit.attempt} | ${cell(visit.outcome ?? "…")} | ${cell(plainText(firstLine(visit.reason ?? "")))} |`,
     ),
     "",
     `Branch \`${state.branch}\`` +
@@ -94,5 +95,5 @@ function headline(state: RunSnapshot, links: StatusLinks): string[] {
     const notice = links.devboxNotice === undefined ? "" : ` DevBox: ${links.devboxNotice}.`;
     return [`Active node: **${state.active.node}**.${notice}`];
   }
-  return state.reason === undefined ? [] : [`Reason: ${firstLine(state.reason)}`];
+  return state.reason === undefined ? [] : [`Reason: ${plainText(firstLine(state.reason))}`];
 }

@@ -7,7 +7,7 @@ import {
   upsertCheckRun,
   type CheckRunMemo,
 } from "./check-runs.js";
-import { createComment, findMarkedComments, updateComment } from "./comments.js";
+import { createMarkedComment, findMarkedComments, updateComment } from "./comments.js";
 import { splitFullName, type GitHub, type RepoRef } from "./github.js";
 import type { Installations } from "./installations.js";
 import { ensurePullRequest, requestReviews, type PullRequestRef } from "./pull-requests.js";
@@ -139,7 +139,7 @@ export class Surfaces {
     const marker = statusMarker(runId);
     const commentId = memo.comments.get(marker);
     if (commentId === undefined) {
-      memo.comments.set(marker, await createComment(gh, repo, parsed.issue, body));
+      memo.comments.set(marker, await createMarkedComment(gh, repo, parsed.issue, marker, body));
     } else {
       await updateComment(gh, repo, commentId, body);
     }
@@ -174,7 +174,7 @@ export class Surfaces {
     const message =
       node?.kind === "approval" && node.message !== undefined ? `\n\n${node.message}` : "";
     const body = `${marker}\nClusterCode run \`${state.runId}\` waits for approval of **${active.node}** by ${who}.${message}\n\nAnswer with \`/approve [note]\` or \`/reject [reason]\`, a review of the pull request, ${runPageUrl === undefined ? "or the check run's buttons" : `the check run's buttons, or the [run page](${runPageUrl})`}.`;
-    memo.comments.set(marker, await createComment(gh, repo, issue, body));
+    memo.comments.set(marker, await createMarkedComment(gh, repo, issue, marker, body));
   }
 }
 

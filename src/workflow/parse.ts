@@ -1,8 +1,9 @@
-import { isAlias, isNode, isScalar, parseDocument, visit, type Alias, type Document } from "yaml";
+import { Document, isAlias, isNode, isScalar, parseDocument, visit, type Alias } from "yaml";
 import type { z } from "zod";
 import { formatPath, sortFindings, type Finding, type PathSegment } from "./finding.js";
 import { WorkflowGraph } from "./graph.js";
 import { GRAPH_RULES } from "./graph-rules.js";
+import { MAX_NESTING, tooDeepAt } from "./nesting.js";
 import { findSecretLiterals } from "./secret-literal.js";
 import { SourceMap, yamlPath } from "./source-map.js";
 import { workflowSchema, type Workflow } from "./workflow.schema.js";
@@ -11,6 +12,7 @@ import { workflowSchema, type Workflow } from "./workflow.schema.js";
 export const MAX_FILE_BYTES = 256 * 1024;
 /** Most YAML aliases a workflow file may use. */
 export const MAX_ALIASES = 100;
+export { MAX_NESTING };
 /** yaml's `maxAliasCount`: how far nested aliases may multiply the data they stand for. */
 const MAX_ALIAS_EXPANSION = 10_000;
 
@@ -32,6 +34,11 @@ export function parseWorkflow(text: string): ParseResult {
         column: 1,
       },
     ]);
+  }
+  const deep = tooDeepAt(text);
+  if (deep !== undefined) {
+    const message = `the YAML nests deeper than ${MAX_NESTING} levels here: flatten it`;
+    return failed([new SourceMap(new Document(), text).findingAt("yaml", deep, "", message)]);
   }
   const document = parseDocument(text, { uniqueKeys: true, prettyErrors: false });
   const source = new SourceMap(document, text);

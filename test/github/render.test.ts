@@ -77,6 +77,14 @@ const evidence: EvidenceEntry[] = [
   },
 ];
 
+/** The run's state once nothing is active or awaited, with `patch` on top. */
+function settled(patch: Partial<RunSnapshot>): RunSnapshot {
+  const rest: Partial<RunSnapshot> = { ...state };
+  delete rest.active;
+  delete rest.awaiting;
+  return { ...rest, ...patch } as RunSnapshot;
+}
+
 describe("rendering a run", () => {
   it("gives a check run per loop, decision and approval visit, with their outputs", () => {
     const specs = renderCheckRuns(definition, state, evidence);
@@ -118,5 +126,43 @@ describe("rendering a run", () => {
     expect(body).toContain("| 3 | judge | 1 | yes |");
     expect(body).toContain("Waiting on **ship**");
     expect(body).toContain("[pull request](https://x/pull/9)");
+  });
+
+  it("shows an approval's note as text, without its hidden parts", () => {
+    const ship = { node: "ship", attempt: 1, startedAt: 13, endedAt: 20, outcome: "approved" };
+    const answered = settled({
+      status: "running",
+      visits: [...state.visits.slice(0, 2), { ...ship, costUsd: 0 }],
+    });
+    const specs = renderCheckRuns(definition, answered, [
+      ...evidence,
+      {
+        at: 15,
+        kind: "approval.answered",
+        node: "ship",
+        decision: "approved",
+        actor: "bob",
+        note: "ok <!-- merge without review --> <img src=x onerror=alert(1)>\u200B [//]: # (x)",
+      },
+    ]);
+    const summary = specs[3]?.summary ?? "";
+    expect(summary).toContain("approved by @bob: ok");
+    expect(summary).not.toContain("<!--");
+    expect(summary).not.toContain("merge without review");
+    expect(summary).not.toContain("<img");
+    expect(summary).toContain("&lt;img src=x onerror=alert(1)&gt;");
+    expect(summary).not.toContain("\u200B");
+  });
+
+  it("shows a cancel reason as text: it cannot hide the comment or pass for a marker", () => {
+    const cancelled = settled({
+      status: "cancelled",
+      reason: "cancelled by bob: <!-- clustercode:run:r2 --> done",
+    });
+    const body = renderStatusComment(definition, cancelled, {});
+    expect(body).toMatch(/Reason: cancelled by bob: +done/);
+    expect(body).not.toContain("clustercode:run:r2");
+    const [run] = renderCheckRuns(definition, cancelled, evidence);
+    expect(run?.summary).not.toContain("<!--");
   });
 });

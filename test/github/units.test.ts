@@ -28,6 +28,31 @@ describe("comment commands", () => {
     expect(parseCommand("/approved")).toBeUndefined();
   });
 
+  it("takes a command word only when whitespace or the end of the line follows it", () => {
+    for (const body of [
+      "/approve? is this ready",
+      "/approve-not yet",
+      "/approve.",
+      "/approve@bob",
+      "/reject-ish",
+      "/cancel's fine",
+      "/retry…",
+      "/clustercode-run",
+      "/approve\u200b",
+    ]) {
+      expect(parseCommand(body), body).toBeUndefined();
+    }
+    expect(parseCommand("/approve\tshipped")).toEqual({ kind: "approve", note: "shipped" });
+    expect(parseCommand("/approve-not yet\n/reject no")).toEqual({ kind: "reject", note: "no" });
+  });
+
+  it("takes no lookalike of a command word", () => {
+    // Cyrillic а (U+0430), fullwidth ａ, and a Greek omicron in /clustercode.
+    for (const body of ["/\u0430pprove", "/\uff41pprove", "/clusterc\u03bfde run"]) {
+      expect(parseCommand(body), body).toBeUndefined();
+    }
+  });
+
   it("says how to use a malformed command", () => {
     expect(parseCommand("/clustercode launch")).toEqual({
       kind: "invalid",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_ALIASES, MAX_FILE_BYTES } from "../../src/workflow/parse.js";
+import { MAX_ALIASES, MAX_FILE_BYTES, MAX_NESTING } from "../../src/workflow/parse.js";
 import { at, expectClean, expectOne, validate, workflow, yaml } from "./helpers.js";
 
 describe("yaml rule", () => {
@@ -138,5 +138,45 @@ describe("yaml rule", () => {
     const text = `${base}# ${"€".repeat(chars)}\n`;
     expect(text.length).toBeLessThan(MAX_FILE_BYTES);
     expect(validate(text).findings[0]).toMatchObject({ rule: "yaml" });
+  });
+
+  describe("nesting", () => {
+    const head = "version: 1\nname: t\non: { label: go }\nnodes:\n  a: { kind: run, run: make }\n";
+    const deep = 10_000;
+    const cases: [string, string, number][] = [
+      ["flow sequences", `${head}x: ${"[".repeat(deep)}${"]".repeat(deep)}\n`, 6],
+      ["flow mappings", `${head}x: ${"{a: ".repeat(deep)}1${"}".repeat(deep)}\n`, 6],
+      [
+        "flow sequences over lines",
+        `${head}x:\n${Array.from({ length: deep }, () => "  [").join("\n")}\n  ${"]".repeat(deep)}\n`,
+        6 + MAX_NESTING,
+      ],
+      [
+        // Indentation makes block mappings big: 700 levels stay within the file size limit.
+        "block mappings",
+        `${head}x:\n${Array.from({ length: 700 }, (_, i) => `${" ".repeat(i + 1)}k:\n`).join("")}`,
+        6 + MAX_NESTING,
+      ],
+      ["block sequences", `${head}x:\n${"- ".repeat(deep)}1\n`, 7],
+    ];
+    for (const [name, text, line] of cases) {
+      it(`reports ${name} nested too deep as a finding where the limit is crossed`, () => {
+        const started = Date.now();
+        const result = validate(text);
+        expect(Date.now() - started).toBeLessThan(5_000);
+        expect(result.ok).toBe(false);
+        expect(result.findings).toEqual([
+          expect.objectContaining({ rule: "yaml", severity: "error", line }),
+        ]);
+        expect(result.findings[0]?.message).toBe(
+          `the YAML nests deeper than ${MAX_NESTING} levels here: flatten it`,
+        );
+      });
+    }
+
+    it(`accepts ${MAX_NESTING} levels`, () => {
+      const text = `${head}x: ${"[".repeat(MAX_NESTING - 1)}${"]".repeat(MAX_NESTING - 1)}\n`;
+      expect(validate(text).findings.filter((finding) => finding.rule === "yaml")).toEqual([]);
+    });
   });
 });

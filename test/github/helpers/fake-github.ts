@@ -77,8 +77,11 @@ export class FakeGitHub {
     body: string;
     user: { login: string; type: string };
   }[] = [];
-  /** Requests (method and path) to answer once with an error: 502 (an outage) unless given. */
-  readonly outages: { method: string; path: RegExp; status?: number }[] = [];
+  /**
+   * Requests (method and path) to answer once with an error: 502 (an outage) unless given;
+   * with `wrote`, GitHub did the write before failing to answer.
+   */
+  readonly outages: { method: string; path: RegExp; status?: number; wrote?: true }[] = [];
   #nextId = 1000;
   readonly #routes: Route[] = [
     [
@@ -367,9 +370,14 @@ export class FakeGitHub {
     this.problems.push(...checkRequest(method, url.pathname, parsed === "" ? undefined : parsed));
     const outage = this.outages.findIndex((o) => o.method === method && o.path.test(request.path));
     if (outage >= 0) {
-      const [{ status = 502 } = {}] = this.outages.splice(outage, 1);
+      const [{ status = 502, wrote = false } = {}] = this.outages.splice(outage, 1);
+      if (wrote) this.#route(method, request);
       return [status, { message: status === 502 ? "Server Error" : "Gone" }];
     }
+    return this.#route(method, request);
+  }
+
+  #route(method: string, request: RecordedRequest): Reply {
     for (const [routeMethod, pattern, reply] of this.#routes) {
       const match = routeMethod === method ? pattern.exec(request.path) : null;
       if (match === null) continue;
@@ -380,7 +388,7 @@ export class FakeGitHub {
         return [500, { message: "fake failed" }];
       }
     }
-    this.problems.push(`no fake route for ${method} ${url.pathname}`);
+    this.problems.push(`no fake route for ${method} ${request.path}`);
     return [501, { message: "not faked" }];
   }
 
