@@ -19,11 +19,14 @@ export interface WebhookGuardOptions {
   next: (req: IncomingMessage, res: ServerResponse) => Promise<boolean> | boolean;
 }
 
+/** How long the rest of an oversized body is dropped before its connection is closed. */
+const DRAIN_MS = 2000;
+
 /**
  * Stands in front of Probot's webhook middleware, which reads a body whole and logs a failed
  * signature check with the payload: a declared `content-length` over `maxBytes` is answered 413
- * before anything is read, a body growing past it while streaming is answered 413 and the
- * connection closed, and a body whose signature does not match is answered 400 here, so its
+ * before anything is read, a body growing past it while streaming is answered 413 (the rest
+ * dropped unread for a moment, then the connection closed), and a body whose signature does not match is answered 400 here, so its
  * payload is never parsed or logged. A body that passes is handed on as `req.body`.
  */
 export function guardWebhooks(options: WebhookGuardOptions): HttpHandler {
@@ -73,11 +76,13 @@ function signed(secret: string, body: Buffer, signature: string): boolean {
 
 function answer(req: IncomingMessage, res: ServerResponse, status: number, error: string): true {
   const body = JSON.stringify({ error });
-  const close = status === 413 ? { connection: "close" } : {};
-  res.writeHead(status, { "content-type": "application/json", ...close });
-  // After a 413 nothing more of the body is read: the socket closes once the answer is out.
-  res.end(body, () => {
-    if (status === 413) req.socket.destroy();
-  });
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(body);
+  if (status === 413) {
+    // The rest of the body is dropped as it comes, holding none of it, for a moment, so that the
+    // sender reads the 413 instead of a reset connection; then the socket is closed.
+    req.resume();
+    setTimeout(() => req.socket.destroy(), DRAIN_MS).unref();
+  }
   return true;
 }
