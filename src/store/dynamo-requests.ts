@@ -13,6 +13,7 @@ import {
 } from "@aws-sdk/client-dynamodb";
 import { isConditionFailed, toStoreError } from "./dynamo-error.js";
 import type { Item } from "./dynamo-items.js";
+import { checkBatchWrite, checkItem, checkKey, DYNAMODB_LIMITS } from "./dynamo-limits.js";
 import { StoreError } from "./store-error.js";
 
 /** How requests reach the table. */
@@ -34,12 +35,13 @@ export interface Condition {
   values?: Item;
 }
 
-const BATCH_WRITE_MAX = 25;
-const BATCH_GET_MAX = 100;
+const BATCH_WRITE_MAX = DYNAMODB_LIMITS.batchWriteItems;
+const BATCH_GET_MAX = DYNAMODB_LIMITS.batchGetKeys;
 
 /**
- * The DynamoDB requests the store makes on its one table: each is counted through `onRequest`
- * and any failure is mapped to a StoreError here, once.
+ * The DynamoDB requests the store makes on its one table: each is counted through `onRequest`,
+ * checked against DynamoDB's own limits (so that dynalite refuses what AWS would, with the same
+ * ValidationException), and any failure is mapped to a StoreError here, once.
  */
 export class TableRequests {
   /** Name of the table. */
@@ -60,25 +62,40 @@ export class TableRequests {
   /** GetItem with a strongly consistent read. */
   async get(key: Item): Promise<Item | undefined> {
     const command = new GetItemCommand({ TableName: this.table, Key: key, ConsistentRead: true });
-    return (await this.#send("GetItem", () => this.#client.send(command))).Item;
+    return (
+      await this.#send(
+        "GetItem",
+        () => this.#client.send(command),
+        () => checkKey(key),
+      )
+    ).Item;
   }
 
   /** PutItem; with a condition, false when the condition does not hold. */
   async put(item: Item, condition?: Condition): Promise<boolean> {
     const command = new PutItemCommand({ TableName: this.table, Item: item, ...expr(condition) });
-    return this.#conditional("PutItem", () => this.#client.send(command));
+    return this.#conditional(
+      "PutItem",
+      () => this.#client.send(command),
+      () => checkItem(item),
+    );
   }
 
   /** DeleteItem; with a condition, false when the condition does not hold. */
   async delete(key: Item, condition?: Condition): Promise<boolean> {
     const command = new DeleteItemCommand({ TableName: this.table, Key: key, ...expr(condition) });
-    return this.#conditional("DeleteItem", () => this.#client.send(command));
+    return this.#conditional(
+      "DeleteItem",
+      () => this.#client.send(command),
+      () => checkKey(key),
+    );
   }
 
   /** UpdateItem, returning the attributes it asked for; a failed condition throws. */
   async update(input: Omit<UpdateItemCommandInput, "TableName">): Promise<Item | undefined> {
     const command = new UpdateItemCommand({ ...input, TableName: this.table });
-    return (await this.#send("UpdateItem", () => this.#client.send(command))).Attributes;
+    const check = () => checkKey(input.Key ?? {});
+    return (await this.#send("UpdateItem", () => this.#client.send(command), check)).Attributes;
   }
 
   /** Runs a query page by page until `limit` items or the end. */
@@ -121,7 +138,11 @@ export class TableRequests {
       for (let retry = 0; pending.length > 0; retry++) {
         if (retry > 0) await this.#backOff(retry - 1, pending.length, "writes");
         const command = new BatchWriteItemCommand({ RequestItems: { [this.table]: pending } });
-        const output = await this.#send("BatchWriteItem", () => this.#client.send(command));
+        const items = pending.flatMap((request) =>
+          request.PutRequest?.Item === undefined ? [] : [request.PutRequest.Item],
+        );
+        const check = () => checkBatchWrite(items);
+        const output = await this.#send("BatchWriteItem", () => this.#client.send(command), check);
         pending = output.UnprocessedItems?.[this.table] ?? [];
       }
     }
@@ -137,7 +158,8 @@ export class TableRequests {
         const command = new BatchGetItemCommand({
           RequestItems: { [this.table]: { Keys: pending, ConsistentRead: true } },
         });
-        const output = await this.#send("BatchGetItem", () => this.#client.send(command));
+        const check = () => pending.forEach(checkKey);
+        const output = await this.#send("BatchGetItem", () => this.#client.send(command), check);
         found.push(...(output.Responses?.[this.table] ?? []));
         pending = output.UnprocessedKeys?.[this.table]?.Keys ?? [];
       }
@@ -155,9 +177,13 @@ export class TableRequests {
     await new Promise((resolve) => setTimeout(resolve, ms));
   }
 
-  async #conditional(operation: string, call: () => Promise<unknown>): Promise<boolean> {
+  async #conditional(
+    operation: string,
+    call: () => Promise<unknown>,
+    check: () => void,
+  ): Promise<boolean> {
     try {
-      await this.#send(operation, call);
+      await this.#send(operation, call, check);
       return true;
     } catch (error) {
       if (isConditionFailed(error)) return false;
@@ -165,9 +191,11 @@ export class TableRequests {
     }
   }
 
-  async #send<T>(operation: string, call: () => Promise<T>): Promise<T> {
+  /** Sends one request; `check` refuses it first where DynamoDB itself would. */
+  async #send<T>(operation: string, call: () => Promise<T>, check?: () => void): Promise<T> {
     this.#onRequest?.(operation);
     try {
+      check?.();
       return await call();
     } catch (error) {
       throw toStoreError(error, operation);
