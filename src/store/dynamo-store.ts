@@ -2,6 +2,7 @@ import * as items from "./dynamo-items.js";
 import { INDEX_PARTITIONS, keyOf, num, padTime, type Item } from "./dynamo-items.js";
 import { TableRequests, type TableRequestsOptions } from "./dynamo-requests.js";
 import { GSI } from "./dynamo-table.js";
+import { RunBlobs } from "./run-blobs.js";
 import type {
   DeliveryRecord,
   EvidenceRecord,
@@ -24,7 +25,9 @@ const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 /**
  * The store on one DynamoDB table (or dynalite). Every run transition is one conditional PutItem
- * on the run's version; evidence and receipts go in one BatchWriteItem per 25 items. Index reads
+ * on the run's version; evidence and receipts go in one BatchWriteItem per 25 items. A run's
+ * large strings (the brief, feedback, output tails) are blob items beside it, written before the
+ * run item that refers to them, so the run item stays small (see run-blobs.ts). Index reads
  * (listRuns, listActiveRuns, dueTimers, unprocessedDeliveries) are eventually consistent on
  * DynamoDB, so an entry may have just changed: claimTimer's condition and the run's version
  * condition keep that safe. Direct reads (getRun, listEvidence, getReceipts) are consistent.
@@ -33,31 +36,38 @@ export class DynamoStore implements Store {
   /** Name of the table this store reads and writes. */
   readonly table: string;
   readonly #requests: TableRequests;
+  readonly #blobs: RunBlobs;
 
   constructor(options: DynamoStoreOptions) {
     this.table = options.table;
     this.#requests = new TableRequests(options);
+    this.#blobs = new RunBlobs(this.#requests);
   }
 
   async createRun(run: StoredRun): Promise<boolean> {
     if (run.version !== 1) {
       throw new StoreError("invalid_argument", `A new run starts at version 1, not ${run.version}`);
     }
-    const item = items.encodeRun(run);
-    // The link first: a crash before the run leaves a link to nothing, which listing skips.
+    const encoded = this.#blobs.encode(run);
+    const item = items.encodeRun(encoded.run);
+    // The link and the blobs first: a crash before the run leaves a link to nothing, which
+    // listing skips, and blobs nothing refers to.
+    const first = [...encoded.items];
     if (run.issue !== undefined) {
-      await this.#requests.put({
+      first.push({
         ...keyOf.issueRun(run.repo, run.issue, run.createdAt, run.runId),
         kind: { S: "issue-run" },
         runId: { S: run.runId },
       });
     }
+    await this.#requests.batchPut(first);
+    encoded.written();
     return this.#requests.put(item, { expression: "attribute_not_exists(pk)" });
   }
 
   async getRun(runId: string): Promise<StoredRun | undefined> {
     const item = await this.#requests.get(keyOf.run(runId));
-    return item && items.decodeRun(item);
+    return item && (await this.#decodeRuns([item]))[0];
   }
 
   async saveRun(run: StoredRun): Promise<boolean> {
@@ -65,8 +75,13 @@ export class DynamoStore implements Store {
       throw new StoreError("invalid_argument", `A saved run has version 2 or more: ${run.version}`);
     }
     // The whole run, indexes included, in one conditional PutItem: a final status simply leaves
-    // out the active-runs index keys.
-    return this.#requests.put(items.encodeRun(run), {
+    // out the active-runs index keys. New blobs go first, so that the run never refers to one
+    // that is not there.
+    const encoded = this.#blobs.encode(run);
+    const item = items.encodeRun(encoded.run);
+    await this.#requests.batchPut(encoded.items);
+    encoded.written();
+    return this.#requests.put(item, {
       expression: "#version = :old",
       names: { "#version": "version" },
       values: { ":old": num(run.version - 1) },
@@ -78,7 +93,7 @@ export class DynamoStore implements Store {
       limit: options.limit ?? DEFAULT_LIMIT,
       newestFirst: true,
     });
-    return found.map(items.decodeRun);
+    return this.#decodeRuns(found);
   }
 
   async listActiveRuns(options: { repo?: string; limit?: number } = {}): Promise<StoredRun[]> {
@@ -88,7 +103,8 @@ export class DynamoStore implements Store {
       ...(repo === undefined ? {} : { sortKey: { prefix: items.activeRunsPrefix(repo) } }),
     });
     // A prefix `a#` also matches a repository named `a#b` (a local path may hold `#`).
-    return found.map(items.decodeRun).filter((run) => repo === undefined || run.repo === repo);
+    const runs = await this.#decodeRuns(found);
+    return runs.filter((run) => repo === undefined || run.repo === repo);
   }
 
   async listRunsOfIssue(repo: string, issue: number): Promise<StoredRun[]> {
@@ -104,7 +120,7 @@ export class DynamoStore implements Store {
     // A create that was refused (the id existed) may have left a second link to the same run,
     // and a link names the run it was written for: only that run's own issue counts.
     const runIds = [...new Set(links.map((link) => items.readS(link, "runId")))];
-    const runs = (await this.#requests.batchGet(runIds.map(keyOf.run))).map(items.decodeRun);
+    const runs = await this.#decodeRuns(await this.#requests.batchGet(runIds.map(keyOf.run)));
     return runs
       .filter((run) => run.repo === repo && run.issue === issue)
       .sort((a, b) => b.createdAt - a.createdAt || (a.runId < b.runId ? 1 : -1));
@@ -246,6 +262,11 @@ export class DynamoStore implements Store {
       kind: { S: "admission" },
       paused: { BOOL: paused },
     });
+  }
+
+  /** Run items read back, their large strings put back from their blobs. */
+  #decodeRuns(found: Item[]): Promise<StoredRun[]> {
+    return this.#blobs.decode(found.map(items.decodeRun));
   }
 
   #queryIndex(
