@@ -241,6 +241,11 @@ export type RunEvent = { at: number } & (
       /** Give the retried node (and the run) fresh budgets: needed when one was used up. */
       resetBudget?: boolean;
     }
+  /**
+   * The runtime could not record the run's next state (the store refused it, e.g. over its
+   * item size): the run ends `failed` with `reason` instead of staying `running` forever.
+   */
+  | { type: "run.abort"; reason: string }
   | {
       type: "run.resolve";
       outcome: "succeeded" | "failed";

@@ -65,6 +65,10 @@ function apply(t: Transition, event: RunEvent): string | undefined {
       t.record("run.cancelled", { actor: event.actor, ...whereOf(event) });
       endRun(t, "cancelled", event.reason ?? `cancelled by ${event.actor}`);
       return undefined;
+    case "run.abort":
+      t.record("run.aborted", { reason: event.reason });
+      endRun(t, "failed", event.reason, s.active?.node);
+      return undefined;
     case "devbox.ready":
       return onReady(t, event.devboxId, event.ok, event.error);
     case "devbox.lost":

@@ -1,7 +1,8 @@
-import type { Effect, RunDefinition, RunEvent, RunSnapshot } from "../engine/model.js";
+import type { Effect, RunDefinition, RunEvent, RunSnapshot, StepResult } from "../engine/model.js";
 import { isFinal } from "../engine/model.js";
 import { createSnapshot, step } from "../engine/step.js";
 import type { EvidenceRecord, Receipt, Store, StoredRun } from "../store/store.js";
+import { StoreError } from "../store/store-error.js";
 import type { Delivery, EffectPerformer, EventSink, Refusal, RunDriver } from "./ports.js";
 import { RunRepository, type LoadedRun, type RunDocument } from "./run-repository.js";
 import { RuntimeError } from "./runtime-error.js";
@@ -128,7 +129,6 @@ export class Runtime implements EventSink, RunDriver {
   }
 
   async #deliverNow(runId: string, event: RunEvent): Promise<Delivery> {
-    const { store } = this.#options;
     for (let attempt = 0; attempt < MAX_CONFLICTS; attempt++) {
       let loaded = this.#latest.get(runId);
       this.#latest.delete(runId);
@@ -140,29 +140,15 @@ export class Runtime implements EventSink, RunDriver {
         }
         await this.#completeOutbox(loaded);
       }
-      const { stored, document } = loaded;
+      const { document } = loaded;
       const result = step(document.definition, document.state, event);
       if (result.refused !== undefined) {
         this.#latest.set(runId, loaded);
         const refused: Refusal = { code: "not-applicable", message: result.refused };
         return { applied: false, state: document.state, refused };
       }
-      const next: RunDocument = { definition: document.definition, state: result.snapshot };
-      const saved: StoredRun = {
-        ...stored,
-        version: stored.version + 1,
-        status: result.snapshot.status,
-        snapshot: next,
-        outbox: result.effects,
-        updatedAt: this.#options.now(),
-      };
-      if (!(await store.saveRun(saved))) continue;
-      this.#options.atBoundary?.("saved");
-      await this.#perform(runId, result.effects);
-      if (!isFinal(result.snapshot.status))
-        this.#latest.set(runId, { stored: saved, document: next, outbox: result.effects });
-      this.#options.onTransition?.(next, result.effects, event, this);
-      return { applied: true, state: result.snapshot };
+      const applied = await this.#apply(loaded, result, event);
+      if (applied !== undefined) return applied;
     }
     // Retryable: the intake leaves the delivery unprocessed, so its sweep offers the event again.
     throw new RuntimeError(
@@ -170,6 +156,45 @@ export class Runtime implements EventSink, RunDriver {
       `run ${runId}: gave up after ${MAX_CONFLICTS} write conflicts`,
       { retryable: true },
     );
+  }
+
+  /**
+   * Writes a step's result on the run's version and performs its effects; undefined when another
+   * writer got there first. When the store refuses the state for good (over its item size, say),
+   * the run ends `failed` with the store's reason instead: a run never stays `running` because
+   * its next state cannot be written.
+   */
+  async #apply(
+    loaded: LoadedRun,
+    result: StepResult,
+    event: RunEvent,
+  ): Promise<Delivery | undefined> {
+    const { stored, document } = loaded;
+    const next: RunDocument = { definition: document.definition, state: result.snapshot };
+    const saved: StoredRun = {
+      ...stored,
+      version: stored.version + 1,
+      status: result.snapshot.status,
+      snapshot: next,
+      outbox: result.effects,
+      updatedAt: this.#options.now(),
+    };
+    try {
+      if (!(await this.#options.store.saveRun(saved))) return undefined;
+    } catch (error) {
+      if (!isRefusal(error) || event.type === "run.abort") throw error;
+      const reason = `the store refused to record the run's next state: ${error.message}`;
+      const abort: RunEvent = { type: "run.abort", reason, at: this.#options.now() };
+      const aborted = step(document.definition, document.state, abort);
+      if (aborted.refused !== undefined) throw error;
+      return this.#apply(loaded, aborted, abort);
+    }
+    this.#options.atBoundary?.("saved");
+    await this.#perform(stored.runId, result.effects);
+    if (!isFinal(result.snapshot.status))
+      this.#latest.set(stored.runId, { stored: saved, document: next, outbox: result.effects });
+    this.#options.onTransition?.(next, result.effects, event, this);
+    return { applied: true, state: result.snapshot };
   }
 
   async #completeOutbox(loaded: LoadedRun): Promise<void> {
@@ -207,4 +232,12 @@ export class Runtime implements EventSink, RunDriver {
 /** Is the run at a point where a local process may stop (finished or waiting on people)? */
 export function isSettled(state: RunSnapshot): boolean {
   return isFinal(state.status) || state.status === "awaiting_input";
+}
+
+/** Does the store refuse this write for good (the same write would always be refused)? */
+function isRefusal(error: unknown): error is StoreError {
+  return (
+    error instanceof StoreError &&
+    (error.code === "invalid_request" || error.code === "invalid_argument")
+  );
 }

@@ -22,6 +22,8 @@ export interface InstantWorldOptions {
   exit?: (request: CommandRequest, devboxId: string) => number;
   /** Cost an agent turn reports. */
   cost?: number;
+  /** The output tail a command reports (default none). */
+  output?: (request: CommandRequest) => string;
 }
 
 /**
@@ -75,7 +77,7 @@ export class InstantWorld implements EffectPerformer {
         const result = {
           commandId: request.commandId,
           exitCode: this.options.exit?.(request, effect.devboxId) ?? 0,
-          output: "",
+          output: this.options.output?.(request) ?? "",
           durationMs: 5,
           ...(agent ? { costUsd: this.options.cost } : {}),
           ...(request.command.type === "checkpoint" ? { sha: `sha-${request.commandId}` } : {}),
