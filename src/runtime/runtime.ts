@@ -1,8 +1,10 @@
 import type { Effect, RunDefinition, RunEvent, RunSnapshot, StepResult } from "../engine/model.js";
 import { isFinal } from "../engine/model.js";
 import { createSnapshot, step } from "../engine/step.js";
-import type { EvidenceRecord, Receipt, Store, StoredRun } from "../store/store.js";
+import { LruMap } from "../memory/lru-map.js";
+import type { Receipt, Store, StoredRun } from "../store/store.js";
 import { StoreError } from "../store/store-error.js";
+import { AfterEffects } from "./after-effects.js";
 import type { Delivery, EffectPerformer, EventSink, Refusal, RunDriver } from "./ports.js";
 import { RunRepository, type LoadedRun, type RunDocument } from "./run-repository.js";
 import { RuntimeError } from "./runtime-error.js";
@@ -31,11 +33,14 @@ export interface RuntimeOptions {
 
 /** Most times a transition is retried after losing a race on the run's version. */
 const MAX_CONFLICTS = 20;
+/** Runs whose latest version this process keeps in memory. */
+const LATEST_RUNS = 1_000;
 
 /**
  * Drives runs: load → step → one conditional write of state and outbox → perform the effects
- * under `runId/seq` keys → one batch of receipts and evidence. Any number of runtimes may share
- * a store: the version condition lets exactly one of them advance a run per event.
+ * under `runId/seq` keys → receipts and evidence, written in groups off the transition's path
+ * (one durable write per transition waits: the run's). Any number of runtimes may share a
+ * store: the version condition lets exactly one of them advance a run per event.
  */
 export class Runtime implements EventSink, RunDriver {
   readonly #options: RuntimeOptions;
@@ -44,13 +49,15 @@ export class Runtime implements EventSink, RunDriver {
   /**
    * The run versions this process wrote and whose effects it performed to the end: the next
    * event starts from them without a read. A stale one loses its conditional write and is
-   * read again.
+   * read again. Bounded: a run parked long enough to be forgotten is read again.
    */
-  readonly #latest = new Map<string, LoadedRun>();
+  readonly #latest = new LruMap<string, LoadedRun>(LATEST_RUNS);
+  readonly #after: AfterEffects;
 
   constructor(options: RuntimeOptions) {
     this.#options = options;
     this.#runs = new RunRepository(options.store);
+    this.#after = new AfterEffects(options.store);
   }
 
   /** Creates a run and starts it; idempotent under the run's id. */
@@ -107,14 +114,17 @@ export class Runtime implements EventSink, RunDriver {
     return next;
   }
 
-  /** Is an event still being applied? */
+  /** Is an event still being applied, or its evidence and receipts still being written? */
   busy(): boolean {
-    return this.#queues.size > 0;
+    return this.#queues.size > 0 || this.#after.busy();
   }
 
-  /** Waits until every event offered so far has been applied. */
+  /** Waits until every event offered so far has been applied and its records written. */
   async idle(): Promise<void> {
-    while (this.#queues.size > 0) await Promise.allSettled([...this.#queues.values()]);
+    while (this.busy()) {
+      await Promise.allSettled([...this.#queues.values()]);
+      await this.#after.idle();
+    }
   }
 
   /**
@@ -122,6 +132,7 @@ export class Runtime implements EventSink, RunDriver {
    * are idempotent under their keys, so performing one twice is harmless.
    */
   async reconcile(runId: string): Promise<LoadedRun | undefined> {
+    await this.#after.settled(runId);
     const loaded = await this.load(runId);
     if (loaded === undefined) return undefined;
     await this.#completeOutbox(loaded);
@@ -133,6 +144,8 @@ export class Runtime implements EventSink, RunDriver {
       let loaded = this.#latest.get(runId);
       this.#latest.delete(runId);
       if (loaded === undefined) {
+        // Receipts this process is still writing decide what the outbox still owes.
+        await this.#after.settled(runId);
         loaded = await this.#runs.get(runId);
         if (loaded === undefined) {
           const refused: Refusal = { code: "unknown-run", message: `no run ${runId}` };
@@ -176,7 +189,8 @@ export class Runtime implements EventSink, RunDriver {
       version: stored.version + 1,
       status: result.snapshot.status,
       snapshot: next,
-      outbox: result.effects,
+      // Evidence of earlier transitions still being written stays in the outbox until it is.
+      outbox: [...this.#after.carried(stored.runId), ...result.effects],
       updatedAt: this.#options.now(),
     };
     try {
@@ -190,10 +204,15 @@ export class Runtime implements EventSink, RunDriver {
       return this.#apply(loaded, aborted, abort);
     }
     this.#options.atBoundary?.("saved");
-    await this.#perform(stored.runId, result.effects);
+    const { recorded } = await this.#perform(stored.runId, result.effects);
     if (!isFinal(result.snapshot.status))
-      this.#latest.set(stored.runId, { stored: saved, document: next, outbox: result.effects });
-    this.#options.onTransition?.(next, result.effects, event, this);
+      this.#latest.set(stored.runId, {
+        stored: saved,
+        document: next,
+        outbox: saved.outbox as Effect[],
+      });
+    // Observers hear of a transition once its evidence is durable, so what they read is there.
+    void recorded.then(() => this.#options.onTransition?.(next, result.effects, event, this));
     return { applied: true, state: result.snapshot };
   }
 
@@ -211,21 +230,33 @@ export class Runtime implements EventSink, RunDriver {
     if (missing.length > 0) await this.#perform(stored.runId, missing);
   }
 
-  async #perform(runId: string, effects: Effect[]): Promise<void> {
+  /**
+   * Performs effects in order, then queues their evidence and receipts to be written with
+   * other transitions' (see {@link AfterEffects}); `recorded` settles once they are written. A
+   * failed write is reported, and the run is read again at its next event so that its outbox
+   * is completed.
+   */
+  async #perform(runId: string, effects: Effect[]): Promise<{ recorded: Promise<void> }> {
     const at = this.#options.now();
-    const evidence: EvidenceRecord[] = [];
+    const evidence: Extract<Effect, { type: "evidence" }>[] = [];
     const receipts: Receipt[] = [];
     for (const effect of effects) {
       if (effect.type === "evidence") {
-        evidence.push({ runId, seq: effect.evidenceSeq, at: effect.entry.at, entry: effect.entry });
+        evidence.push(effect);
       } else {
         const result = await this.#options.performer.perform(runId, effect, this);
         receipts.push({ runId, seq: effect.seq, at, result: result ?? null });
         this.#options.atBoundary?.("performed");
       }
     }
-    await this.#options.store.writeAfterEffects(evidence, receipts);
-    this.#options.atBoundary?.("receipted");
+    const recorded = this.#after.record(runId, evidence, receipts).then(
+      () => this.#options.atBoundary?.("receipted"),
+      (error: unknown) => {
+        this.#latest.delete(runId);
+        this.#options.onError?.(error, runId);
+      },
+    );
+    return { recorded };
   }
 }
 

@@ -1,0 +1,112 @@
+import type { Effect } from "../engine/model.js";
+import { isRetryable } from "../errors/app-error.js";
+import type { EvidenceRecord, Receipt, Store } from "../store/store.js";
+
+type EvidenceEffect = Extract<Effect, { type: "evidence" }>;
+
+/** Records queued together, and who waits for them. */
+interface Queued {
+  evidence: EvidenceRecord[];
+  receipts: Receipt[];
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Writes evidence and receipts off the transitions' path, in groups: what arrives while one
+ * write is in flight goes out together in the next (one BatchWriteItem per 25 records, of any
+ * runs). A transition then waits only for its own conditional write of the run. Until a run's
+ * evidence is durable, {@link carried} hands it back to be kept in the run's next outbox, so a
+ * crash loses none of it (recovery rewrites the outbox's evidence).
+ */
+export class AfterEffects {
+  #queue: Queued[] = [];
+  #flushing: Promise<void> | undefined;
+  /** Per run: its evidence not yet durable, by evidence seq, and its writes in flight. */
+  readonly #runs = new Map<
+    string,
+    { evidence: Map<number, EvidenceEffect>; writes: number; done: Promise<void> }
+  >();
+
+  constructor(private readonly store: Store) {}
+
+  /**
+   * Queues the records of one transition's effects of run `runId`; resolves once they are
+   * durable, rejects when the store refused them.
+   */
+  record(runId: string, evidence: EvidenceEffect[], receipts: Receipt[]): Promise<void> {
+    if (evidence.length === 0 && receipts.length === 0) return Promise.resolve();
+    const run = this.#runs.get(runId) ?? {
+      evidence: new Map(),
+      writes: 0,
+      done: Promise.resolve(),
+    };
+    this.#runs.set(runId, run);
+    for (const effect of evidence) run.evidence.set(effect.evidenceSeq, effect);
+    run.writes++;
+    const records = evidence.map((effect) => ({
+      runId,
+      seq: effect.evidenceSeq,
+      at: effect.entry.at,
+      entry: effect.entry,
+    }));
+    const written = new Promise<void>((resolve, reject) => {
+      this.#queue.push({ evidence: records, receipts, resolve, reject });
+      this.#flushing ??= this.#flush().finally(() => (this.#flushing = undefined));
+    });
+    const settle = (ok: boolean) => {
+      if (ok) for (const effect of evidence) run.evidence.delete(effect.evidenceSeq);
+      if (--run.writes === 0 && run.evidence.size === 0) this.#runs.delete(runId);
+    };
+    run.done = written.then(
+      () => settle(true),
+      () => settle(false),
+    );
+    return written;
+  }
+
+  /** Evidence of run `runId` not yet durable: the run's next outbox keeps it. */
+  carried(runId: string): EvidenceEffect[] {
+    return [...(this.#runs.get(runId)?.evidence.values() ?? [])];
+  }
+
+  /** Waits until the writes of run `runId` queued so far are done (written or refused). */
+  async settled(runId: string): Promise<void> {
+    await this.#runs.get(runId)?.done;
+  }
+
+  /** Are writes queued or in flight? */
+  busy(): boolean {
+    return this.#flushing !== undefined;
+  }
+
+  /** Waits until everything queued so far is written (or refused). */
+  async idle(): Promise<void> {
+    while (this.#flushing !== undefined) await this.#flushing;
+  }
+
+  async #flush(): Promise<void> {
+    while (this.#queue.length > 0) {
+      const group = this.#queue;
+      this.#queue = [];
+      try {
+        await this.#write(group);
+        for (const queued of group) queued.resolve();
+      } catch (error) {
+        if (group.length === 1 || isRetryable(error)) {
+          for (const queued of group) queued.reject(error);
+          continue;
+        }
+        // A refused record fails only its own transition's write, not the group's.
+        for (const queued of group) await this.#write([queued]).then(queued.resolve, queued.reject);
+      }
+    }
+  }
+
+  #write(group: Queued[]): Promise<void> {
+    return this.store.writeAfterEffects(
+      group.flatMap((queued) => queued.evidence),
+      group.flatMap((queued) => queued.receipts),
+    );
+  }
+}
