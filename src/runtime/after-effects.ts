@@ -4,6 +4,11 @@ import type { EvidenceRecord, Receipt, Store } from "../store/store.js";
 
 type EvidenceEffect = Extract<Effect, { type: "evidence" }>;
 
+/** A group is written once it holds this many records (one full BatchWriteItem)... */
+const GROUP_RECORDS = 25;
+/** ...or this long after its first record: a run's transitions in a row share writes. */
+const GROUP_WINDOW_MS = 10;
+
 /** Records queued together, and who waits for them. */
 interface Queued {
   evidence: EvidenceRecord[];
@@ -21,6 +26,8 @@ interface Queued {
  */
 export class AfterEffects {
   #queue: Queued[] = [];
+  #queuedRecords = 0;
+  #window: NodeJS.Timeout | undefined;
   #flushing: Promise<void> | undefined;
   /** Per run: its evidence not yet durable, by evidence seq, and its writes in flight. */
   readonly #runs = new Map<
@@ -52,7 +59,8 @@ export class AfterEffects {
     }));
     const written = new Promise<void>((resolve, reject) => {
       this.#queue.push({ evidence: records, receipts, resolve, reject });
-      this.#flushing ??= this.#flush().finally(() => (this.#flushing = undefined));
+      this.#queuedRecords += records.length + receipts.length;
+      this.#schedule();
     });
     const settle = (ok: boolean) => {
       if (ok) for (const effect of evidence) run.evidence.delete(effect.evidenceSeq);
@@ -77,29 +85,48 @@ export class AfterEffects {
 
   /** Are writes queued or in flight? */
   busy(): boolean {
-    return this.#flushing !== undefined;
+    return this.#flushing !== undefined || this.#queue.length > 0;
   }
 
-  /** Waits until everything queued so far is written (or refused). */
+  /** Writes what is queued now, and waits until everything queued so far is written (or refused). */
   async idle(): Promise<void> {
-    while (this.#flushing !== undefined) await this.#flushing;
+    while (this.busy()) {
+      if (this.#flushing === undefined) this.#start();
+      await this.#flushing;
+    }
   }
 
+  /** Starts a write when a group is full or its window has passed; one write at a time. */
+  #schedule(): void {
+    if (this.#flushing !== undefined) return;
+    if (this.#queuedRecords >= GROUP_RECORDS) this.#start();
+    else this.#window ??= setTimeout(() => this.#start(), GROUP_WINDOW_MS);
+  }
+
+  #start(): void {
+    clearTimeout(this.#window);
+    this.#window = undefined;
+    this.#flushing = this.#flush().finally(() => {
+      this.#flushing = undefined;
+      if (this.#queue.length > 0) this.#schedule();
+    });
+  }
+
+  /** Writes the queued group; what arrives meanwhile waits for the next group's window or size. */
   async #flush(): Promise<void> {
-    while (this.#queue.length > 0) {
-      const group = this.#queue;
-      this.#queue = [];
-      try {
-        await this.#write(group);
-        for (const queued of group) queued.resolve();
-      } catch (error) {
-        if (group.length === 1 || isRetryable(error)) {
-          for (const queued of group) queued.reject(error);
-          continue;
-        }
-        // A refused record fails only its own transition's write, not the group's.
-        for (const queued of group) await this.#write([queued]).then(queued.resolve, queued.reject);
+    const group = this.#queue;
+    this.#queue = [];
+    this.#queuedRecords = 0;
+    try {
+      await this.#write(group);
+      for (const queued of group) queued.resolve();
+    } catch (error) {
+      if (group.length === 1 || isRetryable(error)) {
+        for (const queued of group) queued.reject(error);
+        return;
       }
+      // A refused record fails only its own transition's write, not the group's.
+      for (const queued of group) await this.#write([queued]).then(queued.resolve, queued.reject);
     }
   }
 

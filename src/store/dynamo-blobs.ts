@@ -29,18 +29,29 @@ export interface Blob {
  */
 export function externalise(value: unknown, take: (text: string) => Blob): unknown {
   if (typeof value === "string") {
+    // Most strings are short: the length check saves encoding them.
     if (value.length <= INLINE_STRING_MAX_BYTES / 3) return value;
     if (Buffer.byteLength(value, "utf8") <= INLINE_STRING_MAX_BYTES) return value;
     const blob = take(value);
     return { [REF]: `${blob.hash}/${chunkCount(blob)}` };
   }
-  if (Array.isArray(value)) return value.map((element) => externalise(element, take));
-  if (typeof value === "object" && value !== null) {
-    return Object.fromEntries(
-      Object.entries(value).map(([key, element]) => [key, externalise(element, take)]),
-    );
+  if (typeof value !== "object" || value === null) return value;
+  // A value without large strings is returned as it is, not copied.
+  if (Array.isArray(value)) {
+    const elements: unknown[] = value;
+    let copy: unknown[] | undefined;
+    elements.forEach((element, index) => {
+      const replaced = externalise(element, take);
+      if (replaced !== element) (copy ??= [...elements])[index] = replaced;
+    });
+    return copy ?? value;
   }
-  return value;
+  let copy: Record<string, unknown> | undefined;
+  for (const [key, element] of Object.entries(value)) {
+    const replaced = externalise(element, take);
+    if (replaced !== element) (copy ??= { ...value })[key] = replaced;
+  }
+  return copy ?? value;
 }
 
 /** The references a value holds, by hash, with their chunk counts. */

@@ -35,6 +35,8 @@ describe("a store refusal", () => {
         "the store refused to record the run's next state: DynamoDB PutItem failed: ValidationException: Item size has exceeded the maximum allowed size",
     });
     expect(world.performed.filter((effect) => effect.type === "devbox.claim")).toEqual([]);
+    // Evidence is written off the transition's path: wait for it before reading it back.
+    await world.runtime.idle();
     const kinds = (await store.listEvidence("big")).map((record) => record.entry);
     expect(kinds).toContainEqual(expect.objectContaining({ kind: "run.aborted" }));
     expect((await store.getRun("big"))?.status).toBe("failed");
