@@ -82,7 +82,8 @@ describe("a run's items stay within DynamoDB's limits", () => {
     // The brief reaches every agent turn whole, from its blob.
     const dispatches = world.performed.filter((effect) => effect.type === "command.dispatch");
     expect(dispatches.every((effect) => effect.request.files?.brief === CJK_BRIEF)).toBe(true);
-  });
+    // About 1,200 transitions: seconds alone, longer on a loaded CI machine.
+  }, 120_000);
 
   it("a run whose brief is 210,000 characters succeeds, its brief stored outside the run item", async () => {
     const store = await dynamo.newStore();
