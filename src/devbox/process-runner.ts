@@ -1,5 +1,7 @@
 import { spawn } from "node:child_process";
 import { constants } from "node:os";
+import { MaskedStreams } from "./agent/masked-streams.js";
+import { SecretMask } from "./agent/secret-mask.js";
 import type { OutputTail } from "./output-tail.js";
 
 /** How to run one process in its own process group. */
@@ -10,12 +12,14 @@ export interface RunProcessOptions {
   env: Record<string, string>;
   /** Aborting kills the whole process group (SIGTERM, then SIGKILL after `killGraceMs`). */
   signal: AbortSignal;
-  /** Receives stdout and stderr interleaved. */
+  /** Receives stdout and stderr interleaved, masked (see {@link MaskedStreams}). */
   output: OutputTail;
-  /** Receives stdout only (to find an agent's cost report). */
+  /** Secrets masked in `output` and `tee`; default none. */
+  mask?: SecretMask;
+  /** Receives stdout only, unmasked (to find an agent's cost report or git's answer). */
   stdout?: OutputTail;
-  /** Called with every chunk too (the agent's log). */
-  tee?: (chunk: Buffer) => void;
+  /** Called with the masked text too, as it can be shown (the agent's log). */
+  tee?: (text: string) => void;
   /** Called once the process exists, with its pid (= its process group id). */
   onSpawn?: (pid: number) => void;
   killGraceMs?: number;
@@ -59,19 +63,24 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessExit> {
       const pid = child.pid;
       graceTimer = setTimeout(() => killGroup(pid, "SIGKILL"), options.killGraceMs ?? 2000);
     };
-    const onData = (chunk: Buffer, isStdout: boolean) => {
-      options.output.push(chunk);
-      if (isStdout) options.stdout?.push(chunk);
-      options.tee?.(chunk);
+    const streams = new MaskedStreams(options.mask ?? SecretMask.none);
+    const show = (text: string) => {
+      if (text === "") return;
+      options.output.push(text);
+      options.tee?.(text);
     };
-    child.stdout.on("data", (chunk: Buffer) => onData(chunk, true));
-    child.stderr.on("data", (chunk: Buffer) => onData(chunk, false));
+    child.stdout.on("data", (chunk: Buffer) => {
+      options.stdout?.push(chunk);
+      show(streams.write("stdout", chunk));
+    });
+    child.stderr.on("data", (chunk: Buffer) => show(streams.write("stderr", chunk)));
 
     let settled = false;
     const finish = (exitCode: number) => {
       if (settled) return;
       settled = true;
       clearTimeout(graceTimer);
+      show(streams.end());
       // Once the leader is gone, whatever of its group ignored SIGTERM is killed outright.
       if (aborted && child.pid !== undefined) killGroup(child.pid, "SIGKILL");
       options.signal.removeEventListener("abort", abort);
@@ -79,9 +88,7 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessExit> {
     };
     child.once("error", (error: NodeJS.ErrnoException) => {
       // Only a failed spawn gets here (we never write to stdin or kill through `child`).
-      const text = `clustercode: cannot run ${options.file}: ${error.code ?? error.message}\n`;
-      options.output.push(text);
-      options.tee?.(Buffer.from(text));
+      show(`clustercode: cannot run ${options.file}: ${error.code ?? error.message}\n`);
       finish(error.code === "ENOENT" ? 127 : 126);
     });
     child.once("spawn", () => {

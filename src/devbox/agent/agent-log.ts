@@ -1,30 +1,25 @@
-import { lineMasker, type Mask } from "./secret-mask.js";
+import type { SecretMask } from "./secret-mask.js";
 
 /**
- * The agent's log with every secret value masked out: its own messages, and the output of the
- * processes it runs, masked line by line so that a secret split across chunks is caught too.
+ * The agent's log: its own messages with every secret value masked out, and the output of the
+ * processes it runs, which comes masked already (see `MaskedStreams`).
  */
 export class AgentLog {
   readonly #sink: { write(text: string): unknown };
-  readonly #lines: { write(chunk: string): string; flush(): string };
+  readonly #mask: SecretMask;
 
-  constructor(sink: { write(text: string): unknown }, mask: Mask) {
+  constructor(sink: { write(text: string): unknown }, mask: SecretMask) {
     this.#sink = sink;
-    this.#lines = lineMasker(mask);
+    this.#mask = mask;
   }
 
   /** Writes one of the agent's own messages, prefixed with `clustercode devbox: `. */
   say(message: string): void {
-    this.#sink.write(`clustercode devbox: ${message}\n`);
+    this.#sink.write(`clustercode devbox: ${this.#mask.text(message)}\n`);
   }
 
-  /** Writes a chunk of a process's output (its whole lines, masked). */
-  readonly tee = (chunk: Buffer): void => {
-    this.#sink.write(this.#lines.write(chunk.toString("utf8")));
+  /** Writes masked output of a process as it can be shown. */
+  readonly tee = (text: string): void => {
+    this.#sink.write(text);
   };
-
-  /** Flushes the last, unterminated line of a process's output. */
-  endOfOutput(): void {
-    this.#sink.write(this.#lines.flush());
-  }
 }

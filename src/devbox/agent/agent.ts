@@ -10,7 +10,7 @@ import type { OutputTail } from "../output-tail.js";
 import { AGENT_ENV } from "../protocol.js";
 import { AgentLog } from "./agent-log.js";
 import { AGENT_EXIT, AgentStopping } from "./exit-codes.js";
-import { secretMask, type Mask } from "./secret-mask.js";
+import { SecretMask } from "./secret-mask.js";
 import { repositoryCredentials } from "./repository-credentials.js";
 import { executeCommand } from "./run-command.js";
 import { setUpCheckout } from "./setup.js";
@@ -56,7 +56,7 @@ class DevBoxAgent {
   /** What commands run with: the executor's environment without the agent's token. */
   readonly #env: Record<string, string>;
   // Secret values never leave the DevBox in its log or in what it reports.
-  readonly #mask: Mask;
+  readonly #mask: SecretMask;
   readonly #log: AgentLog;
   #exitCode: number = AGENT_EXIT.stopped;
   #lastContact = Date.now();
@@ -81,7 +81,7 @@ class DevBoxAgent {
         ? repositoryCredentials(() => this.#client.repoToken())
         : () => Promise.resolve({});
     this.#env = commandEnvironment(options.env, this.#settings);
-    this.#mask = secretMask(this.#settings.secrets.map((name) => options.env[name]));
+    this.#mask = new SecretMask(this.#settings.secrets.map((name) => options.env[name]));
     this.#log = new AgentLog(options.log, this.#mask);
   }
 
@@ -175,7 +175,7 @@ class DevBoxAgent {
    */
   async #setUp(): Promise<CommandJournal | undefined> {
     const context = { ...this.#processContext(), credentials: this.#credentials };
-    const setup = await setUpCheckout(context, this.#settings, () => this.#log.endOfOutput());
+    const setup = await setUpCheckout(context, this.#settings);
     if (!setup.ok) {
       await this.#failSetup(setup.output, setup.why);
       return undefined;
@@ -187,9 +187,7 @@ class DevBoxAgent {
   /** Reports a failed setup with the tail of its output, then stops the agent. */
   async #failSetup(output: OutputTail, why: string): Promise<void> {
     if (this.#life.signal.aborted) throw this.#life.signal.reason;
-    this.#log.endOfOutput();
-    const masked = this.#mask(output.text(), { cut: output.truncated });
-    const error = `${this.#mask(why)}\n${masked.slice(-8000)}`;
+    const error = this.#mask.text(`${why}\n${output.text().slice(-8000)}`);
     await this.#retrying(() => this.#client.ready({ ok: false, error }));
     this.#stop(AGENT_EXIT.setupFailed, why);
   }
@@ -240,10 +238,8 @@ class DevBoxAgent {
         signal: AbortSignal.any([this.#life.signal, interrupted]),
         onSpawn: (pid) => journal.setRunning({ commandId, pid }),
         credentials: this.#credentials,
-        mask: this.#mask,
       });
     } finally {
-      this.#log.endOfOutput();
       this.#running = undefined;
       this.#interruptRunning = undefined;
       journal.clearRunning();
@@ -276,7 +272,8 @@ class DevBoxAgent {
   /** Where a process the agent starts runs, and where its output goes. */
   #processContext() {
     const { cwd } = this.#options;
-    return { cwd, env: this.#env, signal: this.#life.signal, tee: this.#log.tee };
+    const { signal } = this.#life;
+    return { cwd, env: this.#env, signal, mask: this.#mask, tee: this.#log.tee };
   }
 }
 

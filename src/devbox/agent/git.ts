@@ -1,6 +1,7 @@
 import { AppError } from "../../errors/app-error.js";
 import { OutputTail } from "../output-tail.js";
 import { runProcess } from "../process-runner.js";
+import type { SecretMask } from "./secret-mask.js";
 
 /** Who checkpoint commits are by. */
 export const CHECKPOINT_AUTHOR = {
@@ -14,7 +15,9 @@ export interface GitContext {
   env: Record<string, string>;
   signal: AbortSignal;
   output: OutputTail;
-  tee?: (chunk: Buffer) => void;
+  /** Secrets masked in `output` and `tee`. */
+  mask?: SecretMask;
+  tee?: (text: string) => void;
   /**
    * Environment that authenticates git to the source repository, asked for before each step
    * that talks to it (ls-remote, fetch, push), so a token that expired is replaced in time.
@@ -67,6 +70,7 @@ async function git(
     signal: context.signal,
     output,
     stdout,
+    ...(context.mask === undefined ? {} : { mask: context.mask }),
     ...(context.tee === undefined || quiet ? {} : { tee: context.tee }),
   });
   return { exitCode, stdout: stdout.text() };

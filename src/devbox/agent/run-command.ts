@@ -10,7 +10,7 @@ import { MISSING_CREDENTIALS_EXIT, missingCredentials } from "./credentials.js";
 import { readAgentSpend } from "./cost.js";
 import { checkpoint, GitStepError, type GitContext } from "./git.js";
 import { OutputTail } from "../output-tail.js";
-import type { Mask } from "./secret-mask.js";
+import type { SecretMask } from "./secret-mask.js";
 import { runProcess } from "../process-runner.js";
 import { fileEnvName } from "../protocol.js";
 
@@ -32,11 +32,11 @@ export interface CommandContext {
   /** Aborting kills the running process group. */
   signal: AbortSignal;
   onSpawn?: (pid: number) => void;
-  tee?: (chunk: Buffer) => void;
+  tee?: (text: string) => void;
   /** Authenticates checkpoint pushes (see {@link GitContext.credentials}). */
   credentials?: () => Promise<Record<string, string>>;
-  /** Masks secrets in the output the result carries. */
-  mask?: Mask;
+  /** Secrets masked in the output the result carries and in `tee`. */
+  mask?: SecretMask;
 }
 
 /**
@@ -62,7 +62,8 @@ export async function executeCommand(
   return {
     commandId: request.commandId,
     exitCode: outcome.exitCode,
-    output: context.mask?.(output.text(), { cut: output.truncated }) ?? output.text(),
+    // The process's output is masked as it arrives; this masks our own notes among it too.
+    output: context.mask?.text(output.text()) ?? output.text(),
     durationMs: Date.now() - started,
     ...(outcome.refused === undefined ? {} : { refused: outcome.refused }),
     ...(outcome.costUsd === undefined ? {} : { costUsd: outcome.costUsd }),
@@ -90,6 +91,7 @@ async function runKind(
     env: context.env,
     signal: context.signal,
     output,
+    ...(context.mask === undefined ? {} : { mask: context.mask }),
     ...(context.onSpawn === undefined ? {} : { onSpawn: context.onSpawn }),
     ...(context.tee === undefined ? {} : { tee: context.tee }),
   };

@@ -1,5 +1,6 @@
 import { OutputTail } from "../output-tail.js";
 import { runProcess } from "../process-runner.js";
+import type { SecretMask } from "./secret-mask.js";
 import type { AgentSettings } from "./settings.js";
 import { CommandJournal } from "./command-journal.js";
 import { checkoutRunBranch, gitDirectory, GitStepError, type GitContext } from "./git.js";
@@ -16,22 +17,22 @@ export interface SetupContext {
   /** The environment for git and the setup commands (without the agent's token). */
   env: Record<string, string>;
   signal: AbortSignal;
-  /** Where every chunk of output is copied to as it arrives (the agent's log). */
-  tee: (chunk: Buffer) => void;
+  /** Secrets masked in the output and the log. */
+  mask: SecretMask;
+  /** Where the masked output is copied to as it can be shown (the agent's log). */
+  tee: (text: string) => void;
   /** Git's credentials for the source repository (see {@link GitContext}). */
   credentials: () => Promise<Record<string, string>>;
 }
 
 /**
  * Checks out the run branch, opens the checkout's command journal and runs the setup commands
- * in order, stopping at the first that fails. `endOfOutput` is called after each step that
- * succeeded and after each setup command, to flush its last line to the log. A git step that
- * fails is an outcome; anything else thrown is not caught.
+ * in order, stopping at the first that fails. A git step that fails is an outcome; anything else
+ * thrown is not caught.
  */
 export async function setUpCheckout(
   context: SetupContext,
   settings: Pick<AgentSettings, "branch" | "baseBranch" | "setup">,
-  endOfOutput: () => void,
 ): Promise<SetupOutcome> {
   const output = new OutputTail(OUTPUT_LIMIT_BYTES);
   const git: GitContext = { ...context, output };
@@ -44,13 +45,19 @@ export async function setUpCheckout(
     if (!(error instanceof GitStepError)) throw error;
     return { ok: false, why: `checking out ${settings.branch} failed: ${error.message}`, output };
   }
-  endOfOutput();
   for (const [index, script] of settings.setup.entries()) {
     const args = ["-eo", "pipefail", "-c", script];
-    const { cwd, env, signal, tee } = context;
-    const bash = { file: "bash", args, cwd, env, signal, tee, output };
-    const { exitCode } = await runProcess(bash);
-    endOfOutput();
+    const { cwd, env, signal, mask, tee } = context;
+    const { exitCode } = await runProcess({
+      file: "bash",
+      args,
+      cwd,
+      env,
+      signal,
+      mask,
+      tee,
+      output,
+    });
     if (exitCode !== 0) {
       return {
         ok: false,
