@@ -6,13 +6,14 @@ const MARKER = /<!-- clustercode:[a-z]+:[A-Za-z0-9/._-]+ -->/g;
 
 /**
  * The app's marked comments on an issue: marker → comment id (one listing, paginated). Only
- * comments by bots count: a person who pastes a marker must not take over a status comment or
- * pass for a notice the app already posted.
+ * comments by the app's own bot login (`<app-slug>[bot]`) count: a person or another app that
+ * pastes a marker must not take over a status comment or pass for a notice the app posted.
  */
 export async function findMarkedComments(
   gh: GitHub,
   repo: RepoRef,
   issue: number,
+  botLogin: string,
 ): Promise<Map<string, number>> {
   const comments = await callGitHub(`list comments of #${issue}`, () =>
     gh.paginate("GET /repos/{owner}/{repo}/issues/{issue_number}/comments", {
@@ -24,7 +25,7 @@ export async function findMarkedComments(
   );
   const found = new Map<string, number>();
   for (const comment of comments) {
-    if (comment.user?.type !== "Bot") continue;
+    if (!isLogin(comment.user?.login, botLogin)) continue;
     for (const marker of comment.body?.match(MARKER) ?? []) {
       if (!found.has(marker)) found.set(marker, Number(comment.id));
     }
@@ -42,11 +43,17 @@ export async function createMarkedComment(
   issue: number,
   marker: string,
   body: string,
+  botLogin: string,
 ): Promise<number> {
   return createOnce(
     () => createComment(gh, repo, issue, body),
-    async () => (await findMarkedComments(gh, repo, issue)).get(marker),
+    async () => (await findMarkedComments(gh, repo, issue, botLogin)).get(marker),
   );
+}
+
+/** Is `login` the same GitHub login as `expected`? GitHub compares logins ignoring case. */
+export function isLogin(login: string | undefined, expected: string): boolean {
+  return login !== undefined && login.toLowerCase() === expected.toLowerCase();
 }
 
 /** Creates a comment (not re-sent by Octokit's retry); returns its id. */

@@ -9,6 +9,7 @@ import { splitFullName, type GitHub, type GitHubAuth } from "./github.js";
 export class Installations {
   readonly #byRepo = new Map<string, number>();
   readonly #tokens: RepoTokens;
+  #botLogin: Promise<string> | undefined;
 
   constructor(private readonly auth: () => GitHubAuth) {
     this.#tokens = new RepoTokens({
@@ -36,6 +37,23 @@ export class Installations {
     );
     this.#byRepo.set(repo, data.id);
     return data.id;
+  }
+
+  /**
+   * The app's own bot login, `<app-slug>[bot]`: the author of every comment and issue the app
+   * writes, read once from `GET /app` (as the app). Only what this login wrote is adopted as
+   * the app's own: another app's bot, or a person, may copy a marker or a title.
+   */
+  botLogin(): Promise<string> {
+    this.#botLogin ??= (async () => {
+      const app = await this.auth().app();
+      const { data } = await callGitHub("read the app's identity", () => app.request("GET /app"));
+      if (data?.slug === undefined) throw new Error("programmer error: GET /app gave no slug");
+      return `${data.slug}[bot]`;
+    })();
+    // A failed read is tried again on the next call, not remembered.
+    this.#botLogin.catch(() => (this.#botLogin = undefined));
+    return this.#botLogin;
   }
 
   /**

@@ -1,6 +1,7 @@
 import { Cron } from "croner";
 import { isRetryable } from "../errors/app-error.js";
 import type { Store, StoredSchedule } from "../store/store.js";
+import { isLogin } from "./comments.js";
 import { callGitHub } from "./errors.js";
 import { fullName, type GitHub, type RepoRef } from "./github.js";
 import type { Installations } from "./installations.js";
@@ -189,8 +190,10 @@ export class Schedules {
     }
     const title = `ClusterCode: ${schedule.brief ?? schedule.workflow} (${when.slice(0, 16).replace("T", " ")} UTC)`;
     const body = `Tracking issue of the scheduled run of workflow \`${schedule.workflow}\` at ${when}.${schedule.brief === undefined ? "" : `\n\n${schedule.brief}`}`;
+    const botLogin = await this.deps.installations.botLogin();
     const number =
-      (await findIssue(gh, repo, title, when)) ?? (await openIssue(gh, repo, title, body));
+      (await findIssue(gh, repo, { title, since: when, botLogin })) ??
+      (await openIssue(gh, repo, title, body));
     return this.deps.starter.trigger({
       gh,
       repo: repo,
@@ -214,12 +217,11 @@ function dueMinutes(cron: Cron, from: number, to: number): number[] {
   return minutes;
 }
 
-/** The tracking issue an interrupted firing opened already, found by its title. */
+/** The tracking issue an interrupted firing opened already, found by its title and author. */
 async function findIssue(
   gh: GitHub,
   repo: RepoRef,
-  title: string,
-  since: string,
+  { title, since, botLogin }: { title: string; since: string; botLogin: string },
 ): Promise<number | undefined> {
   const { data } = await callGitHub("look for a tracking issue", () =>
     gh.request("GET /repos/{owner}/{repo}/issues", {
@@ -232,10 +234,12 @@ async function findIssue(
       per_page: 100,
     }),
   );
-  // Only one the app opened (a bot): anyone may open an issue with the same title.
+  // Only one the app itself opened: a person or another app may open one with the same title.
   return data.find(
     (issue) =>
-      issue.title === title && issue.user?.type === "Bot" && issue.pull_request === undefined,
+      issue.title === title &&
+      isLogin(issue.user?.login, botLogin) &&
+      issue.pull_request === undefined,
   )?.number;
 }
 

@@ -22,6 +22,8 @@ const MAX_MEMOS = 1000;
 /** What this process knows a run's surfaces look like, so a sync only sends what changed. */
 interface RunMemo {
   comments?: Map<string, number>;
+  /** The app's bot login: only its comments are the run's. */
+  botLogin?: string;
   statusBody?: string;
   pull?: PullRequestRef;
   checks: CheckRunMemo;
@@ -102,7 +104,8 @@ export class Surfaces {
       if (this.#memos.size <= MAX_MEMOS) break;
       this.#memos.delete(oldest);
     }
-    memo.comments ??= await findMarkedComments(gh, repo, parsed.issue);
+    memo.botLogin ??= await this.deps.installations.botLogin();
+    memo.comments ??= await findMarkedComments(gh, repo, parsed.issue, memo.botLogin);
 
     if (state.branchPushed && memo.pull === undefined) {
       const pull = await ensurePullRequest(gh, repo, state.branch, definition, parsed.issue);
@@ -139,7 +142,10 @@ export class Surfaces {
     const marker = statusMarker(runId);
     const commentId = memo.comments.get(marker);
     if (commentId === undefined) {
-      memo.comments.set(marker, await createMarkedComment(gh, repo, parsed.issue, marker, body));
+      memo.comments.set(
+        marker,
+        await createMarkedComment(gh, repo, parsed.issue, marker, body, memo.botLogin),
+      );
     } else {
       await updateComment(gh, repo, commentId, body);
     }
@@ -155,7 +161,7 @@ export class Surfaces {
     runPageUrl: string | undefined,
   ): Promise<void> {
     const active = state.active;
-    if (active === undefined || memo.comments === undefined) return;
+    if (active === undefined || memo.comments === undefined || memo.botLogin === undefined) return;
     const marker = `<!-- clustercode:approval:${state.runId}/${active.visit} -->`;
     if (memo.comments.has(marker)) return;
     const node = definition.workflow.nodes[active.node];
@@ -174,7 +180,10 @@ export class Surfaces {
     const message =
       node?.kind === "approval" && node.message !== undefined ? `\n\n${node.message}` : "";
     const body = `${marker}\nClusterCode run \`${state.runId}\` waits for approval of **${active.node}** by ${who}.${message}\n\nAnswer with \`/approve [note]\` or \`/reject [reason]\`, a review of the pull request, ${runPageUrl === undefined ? "or the check run's buttons" : `the check run's buttons, or the [run page](${runPageUrl})`}.`;
-    memo.comments.set(marker, await createMarkedComment(gh, repo, issue, marker, body));
+    memo.comments.set(
+      marker,
+      await createMarkedComment(gh, repo, issue, marker, body, memo.botLogin),
+    );
   }
 }
 

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { upsertCheckRun, newCheckRunMemo } from "../../src/github/check-runs.js";
 import { createMarkedComment } from "../../src/github/comments.js";
 import type { GitHub } from "../../src/github/github.js";
-import { FakeGitHub } from "./helpers/fake-github.js";
+import { BOT_LOGIN, FakeGitHub } from "./helpers/fake-github.js";
 
 const repo = { owner: "Codertocat", repo: "Hello-World", defaultBranch: "main" };
 let github: FakeGitHub;
@@ -27,7 +27,7 @@ describe("creating a surface after GitHub wrote it and answered 502", () => {
   it("finds the status comment by its marker and posts nothing new", async () => {
     const marker = "<!-- clustercode:run:r1 -->";
     github.outages.push({ method: "POST", path: /\/issues\/4\/comments$/, wrote: true });
-    const id = await createMarkedComment(gh, repo, 4, marker, `${marker}\nstatus`);
+    const id = await createMarkedComment(gh, repo, 4, marker, `${marker}\nstatus`, BOT_LOGIN);
     expect(github.comments.map((comment) => comment.body)).toEqual([`${marker}\nstatus`]);
     expect(id).toBe(github.comments[0]?.id);
     expect(github.calls("POST", /\/issues\/4\/comments$/)).toHaveLength(1);
@@ -36,7 +36,7 @@ describe("creating a surface after GitHub wrote it and answered 502", () => {
   it("sends the comment again when the failed attempt wrote nothing", async () => {
     const marker = "<!-- clustercode:run:r1 -->";
     github.outages.push({ method: "POST", path: /\/issues\/4\/comments$/ });
-    await createMarkedComment(gh, repo, 4, marker, `${marker}\nstatus`);
+    await createMarkedComment(gh, repo, 4, marker, `${marker}\nstatus`, BOT_LOGIN);
     expect(github.comments).toHaveLength(1);
     expect(github.calls("POST", /\/issues\/4\/comments$/)).toHaveLength(2);
   });

@@ -27,8 +27,11 @@ type Route = [string, RegExp, (match: string[], request: RecordedRequest) => Rep
 
 /** GitHub's API; a GitHub Enterprise Server's is `<protocol>://<host>/api/v3`. */
 const API = "https://api.github.com";
-/** The app's bot user, the author of everything the app posts. */
-const BOT = { login: "clustercode[bot]", type: "Bot" };
+/** The app's slug (`GET /app`): its bot user is `<slug>[bot]`. */
+const APP_SLUG = "clustercode";
+/** The login of the app's bot user, the author of everything the app posts. */
+export const BOT_LOGIN = `${APP_SLUG}[bot]`;
+const BOT = { login: BOT_LOGIN, type: "Bot" };
 
 /** Blob SHA of a text, as git computes it. */
 export function blobSha(text: string): string {
@@ -98,6 +101,7 @@ export class FakeGitHub {
       ],
     ],
     ["GET", /^\/repos\/[^/]+\/[^/]+\/installation$/, () => [200, { id: 1 }]],
+    ["GET", /^\/app$/, () => [200, { id: 1, slug: APP_SLUG, name: "ClusterCode" }]],
     ["GET", /^\/app\/installations$/, () => [200, [{ id: 1, account: { login: "Codertocat" } }]]],
     [
       "GET",
