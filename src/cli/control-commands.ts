@@ -1,5 +1,8 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { isFinal, type RunEvent, type RunSnapshot } from "../engine/model.js";
 import type { LocalHost } from "../runtime/local-host.js";
+import { graphVersion } from "../workflow/graph-version.js";
 import {
   EXIT,
   formatOption,
@@ -52,7 +55,8 @@ function controlCommand(
     const interruption = new Interruption(io.stderr);
     let ended: RunSnapshot | "interrupted";
     try {
-      ended = await Promise.race([drive(host, stateDir, runId, event), interruption.happened]);
+      const say = (line: string) => io.stderr.write(`${line}\n`);
+      ended = await Promise.race([drive(host, stateDir, runId, event, say), interruption.happened]);
     } finally {
       await host.close();
       interruption.dispose();
@@ -77,9 +81,15 @@ async function drive(
   stateDir: string,
   runId: string,
   event: RunEvent | undefined,
+  say: (line: string) => void,
 ): Promise<RunSnapshot> {
   const state = await host.resume(runId);
   if (state === undefined) throw new NothingToDoError(`no run ${runId} in ${stateDir}`);
+  const drift = await workflowDrift(host, runId);
+  if (drift !== undefined) say(drift.notice);
+  if (event?.type === "run.retry" && drift !== undefined) {
+    event = { ...event, workflowVersion: drift.now };
+  }
   if (event === undefined && isFinal(state.status)) {
     const retry = state.status === "failed" ? ` (clustercode retry ${runId} re-enters it)` : "";
     throw new NothingToDoError(
@@ -92,6 +102,26 @@ async function drive(
   }
   if (state.status === "queued") await host.deliver(runId, { type: "run.start", at: Date.now() });
   return host.settled(runId);
+}
+
+/**
+ * A run goes on with the workflow version it pinned at its start. When its file has changed
+ * since, says so, with both versions; undefined when it has not (or cannot be read).
+ */
+async function workflowDrift(
+  host: LocalHost,
+  runId: string,
+): Promise<{ now: string; notice: string } | undefined> {
+  const loaded = await host.runtime.load(runId);
+  const source = loaded?.document.definition.source;
+  if (loaded === undefined || source === undefined) return undefined;
+  const text = await readFile(join(loaded.stored.repo, source.path), "utf8").catch(() => undefined);
+  const now = text === undefined ? undefined : graphVersion(text);
+  if (now === undefined || now === source.sha) return undefined;
+  return {
+    now,
+    notice: `run ${runId} goes on with the workflow version it started with (${source.sha.slice(0, 12)}); ${source.path} is now ${now.slice(0, 12)}, which it does not run`,
+  };
 }
 
 function actor(values: Values, io: CommandIo): string {

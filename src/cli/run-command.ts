@@ -1,10 +1,11 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { resolve } from "node:path";
+import { relative, resolve } from "node:path";
 import { promisify } from "node:util";
 import { cleanIssueText } from "../agents/clean-text.js";
 import { resolveEngines } from "../agents/engines.js";
 import type { RunSnapshot } from "../engine/model.js";
+import { graphVersion } from "../workflow/graph-version.js";
 import { parseWorkflow } from "../workflow/parse.js";
 import {
   formatOption,
@@ -79,6 +80,8 @@ const run: Command = async (args, io) => {
       {
         runId,
         workflow: parsed.workflow,
+        // The graph version is the file's git blob SHA, as the app pins it from GitHub.
+        source: { path: relative(repo, resolve(io.cwd, file)), sha: graphVersion(text) },
         baseBranch,
         branch,
         brief: cleaned.text,

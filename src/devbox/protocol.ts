@@ -38,6 +38,8 @@ export const AGENT_ENV = {
    * in all output the agent logs or reports.
    */
   secrets: "CLUSTERCODE_SECRET_NAMES",
+  /** The agent CLIs whose `--version` the agent reports when ready, a JSON array. */
+  harnesses: "CLUSTERCODE_HARNESSES",
   /** The run id, passed on to every command. */
   runId: "CLUSTERCODE_RUN_ID",
   /** Milliseconds between heartbeats (default 3000). */
@@ -163,6 +165,8 @@ export const readyBodySchema = z.object({
   ok: z.boolean(),
   error: z.string().exactOptional(),
   sha: z.string().exactOptional(),
+  /** Each agent CLI's `--version` answer (first line), by argv[0]. */
+  harness: z.record(z.string().max(200), z.string().max(200)).exactOptional(),
 });
 /** Body of `POST ready`. */
 export type ReadyBody = z.output<typeof readyBodySchema>;

@@ -89,6 +89,8 @@ export interface DevBoxSpec {
   baseBranch: string;
   setup: string[];
   secrets: string[];
+  /** The agent CLIs (argv[0]) the run may start: the DevBox reports each one's `--version`. */
+  harnesses?: string[];
 }
 
 /** Tokens an agent or a judge reported using. */

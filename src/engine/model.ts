@@ -38,6 +38,8 @@ export interface RunDefinition {
   brief: string;
   /** Who started the run. */
   startedBy?: string;
+  /** What started the run: the webhook delivery id, or a schedule's firing. */
+  trigger?: string;
   /** The workflow file the run pinned: its path and git blob SHA on the default branch. */
   source?: { path: string; sha: string };
   /**
@@ -97,6 +99,8 @@ export interface HeldDevBox {
   id: string;
   branch: string;
   ready: boolean;
+  /** What each agent CLI in the DevBox answered to `--version` (its first line), by argv[0]. */
+  harness?: Record<string, string>;
 }
 
 /** One contender of a prototype race. */
@@ -202,7 +206,14 @@ export interface RunSnapshot {
 /** Something that happened to a run: the input of `step`. Time always comes in as data. */
 export type RunEvent = { at: number } & (
   | { type: "run.start" }
-  | { type: "devbox.ready"; devboxId: string; ok: boolean; error?: string; sha?: string }
+  | {
+      type: "devbox.ready";
+      devboxId: string;
+      ok: boolean;
+      error?: string;
+      sha?: string;
+      harness?: Record<string, string>;
+    }
   | { type: "devbox.lost"; devboxId: string; reason: string; runningCommandId?: string }
   | { type: "command.finished"; devboxId: string; result: CommandResult }
   | { type: "timer.fired"; timerId: string }
@@ -240,6 +251,8 @@ export type RunEvent = { at: number } & (
       where?: string;
       /** Give the retried node (and the run) fresh budgets: needed when one was used up. */
       resetBudget?: boolean;
+      /** The graph version of the workflow file as it is now, when the caller read it. */
+      workflowVersion?: string;
     }
   /**
    * The runtime could not record the run's next state (the store refused it, e.g. over its

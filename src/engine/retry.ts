@@ -53,6 +53,7 @@ export function retry(t: Transition, event: RetryEvent): string | undefined {
     actor: event.actor,
     ...(reset ? { resetBudget: true } : {}),
     ...(event.where === undefined ? {} : { where: event.where }),
+    ...pinnedVersion(t, event.workflowVersion),
   });
   if (reset) {
     t.record("budget.reset", {
@@ -89,4 +90,16 @@ function runSpendUsedUp(t: Transition): string | undefined {
   const spent = s.costUsd - (s.budgetBaseUsd ?? 0);
   if (max === undefined || spent < max) return undefined;
   return `the run spent $${spent.toFixed(2)} of its $${max} budget`;
+}
+
+/**
+ * Which graph version a retried run goes on with: always the one it pinned at its start, and
+ * when the workflow file has changed since, the version the file has now (which it does not run).
+ */
+function pinnedVersion(t: Transition, now: string | undefined): Record<string, string> {
+  const pinned = t.definition.source?.sha;
+  if (pinned === undefined) return {};
+  return now === undefined || now === pinned
+    ? { graphVersion: pinned }
+    : { graphVersion: pinned, workflowChangedTo: now };
 }

@@ -69,8 +69,13 @@ function apply(t: Transition, event: RunEvent): string | undefined {
       t.record("run.aborted", { reason: event.reason });
       endRun(t, "failed", event.reason, s.active?.node);
       return undefined;
-    case "devbox.ready":
+    case "devbox.ready": {
+      const held = t.heldDevBox(event.devboxId);
+      if (held !== undefined && !held.ready && event.harness !== undefined) {
+        held.harness = event.harness;
+      }
       return onReady(t, event.devboxId, event.ok, event.error);
+    }
     case "devbox.lost":
       return onLost(t, event.devboxId, event.reason);
     case "command.finished": {
@@ -107,7 +112,9 @@ function startRun(t: Transition): string | undefined {
     branch: s.branch,
     baseBranch: t.definition.baseBranch,
     startedBy: t.definition.startedBy,
-    ...(t.definition.source === undefined ? {} : { workflowFile: t.definition.source }),
+    ...(t.definition.source === undefined
+      ? {}
+      : { workflowFile: t.definition.source, graphVersion: t.definition.source.sha }),
   });
   const cleaned = t.definition.briefCleaned;
   if (cleaned !== undefined && Object.values(cleaned).some((count) => count > 0)) {
@@ -154,7 +161,13 @@ function onReady(t: Transition, devboxId: string, ok: boolean, error?: string): 
   const kind = activeKind(t);
   if (kind?.onOwnDevBoxReady !== undefined) return kind.onOwnDevBoxReady(t, devboxId, ok, error);
   if (s.devbox?.id !== devboxId || s.devbox.ready) return "stale DevBox";
-  t.record("devbox.ready", { devbox: devboxId, ok, ...(error === undefined ? {} : { error }) });
+  const harness = s.devbox.harness;
+  t.record("devbox.ready", {
+    devbox: devboxId,
+    ok,
+    ...(error === undefined ? {} : { error }),
+    ...(harness === undefined ? {} : { harness }),
+  });
   if (!ok) {
     t.releaseDevBox(s.devbox);
     delete s.devbox;

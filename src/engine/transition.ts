@@ -127,6 +127,7 @@ export class Transition {
         baseBranch: base,
         setup: devbox?.setup ?? [],
         secrets: devbox?.secrets ?? [],
+        ...harnessesOf(this.definition),
         ...(devbox?.image === undefined ? {} : { image: devbox.image }),
         ...(devbox?.cpu === undefined ? {} : { cpu: devbox.cpu }),
         ...(devbox?.memory === undefined ? {} : { memoryMiB: parseMemoryMiB(devbox.memory) }),
@@ -140,6 +141,14 @@ export class Transition {
     if (devbox === undefined) return;
     this.emit({ type: "devbox.release", devboxId: devbox.id });
     this.record("devbox.released", { devbox: devbox.id });
+  }
+
+  /** The run's DevBox, or a prototype variant's, with this id. */
+  heldDevBox(devboxId: string): HeldDevBox | undefined {
+    if (this.snapshot.devbox?.id === devboxId) return this.snapshot.devbox;
+    const progress = this.snapshot.active?.progress;
+    if (progress?.kind !== "prototype") return undefined;
+    return progress.variants.find((variant) => variant.devbox.id === devboxId)?.devbox;
   }
 
   /** Sends a command to a DevBox and returns its id. The brief always travels as a file. */
@@ -156,6 +165,7 @@ export class Transition {
       devbox: devboxId,
       command: commandId,
       ...describeCommand(command),
+      ...(command.type === "agent" ? harnessOf(this.heldDevBox(devboxId), command.argv[0]) : {}),
     });
     return commandId;
   }
@@ -171,4 +181,27 @@ function describeCommand(command: DevBoxCommand): Record<string, unknown> {
     case "checkpoint":
       return { checkpoint: command.message };
   }
+}
+
+/** The agent CLIs the run's nodes start, for the DevBox to report their versions. */
+function harnessesOf(definition: RunDefinition): { harnesses?: string[] } {
+  const engines = Object.values(definition.workflow.nodes).flatMap((node) =>
+    node.kind === "prototype"
+      ? node.variants.map((variant) => variant.engine)
+      : "agent" in node && node.agent !== undefined
+        ? [node.agent.engine]
+        : [],
+  );
+  const binaries = engines.map((engine) => definition.engines[engine]?.command[0]);
+  const harnesses = [...new Set(binaries)].filter((b): b is string => b !== undefined && b !== "");
+  return harnesses.length === 0 ? {} : { harnesses };
+}
+
+/** The harness version of an agent command's CLI, as its DevBox reported it when ready. */
+function harnessOf(
+  devbox: HeldDevBox | undefined,
+  binary: string | undefined,
+): { harness?: string } {
+  const version = binary === undefined ? undefined : devbox?.harness?.[binary];
+  return version === undefined ? {} : { harness: version };
 }

@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import { gitHostBaseUrl, repositoryCloneUrl } from "../devbox/git-host.js";
 import type { Admission } from "../runtime/admission.js";
 import { createHost, type Host } from "../runtime/host.js";
+import { openTelemetry, type Telemetry } from "../telemetry/telemetry.js";
 import { judgeFromEnv } from "../runtime/judge.js";
 import type { HostLog } from "../runtime/ports.js";
 import type { Runtime } from "../runtime/runtime.js";
@@ -119,6 +120,7 @@ export class AppHost {
         return { url: cloneUrl(repo, token), secret: token };
       }),
       holder,
+      telemetry: await openTelemetry(env),
       surfaces: surfacesOf,
       devboxes: (events, requests) =>
         appDevBoxes(
@@ -194,9 +196,19 @@ export class AppHost {
     await routeDelivery(delivery, { gh, deliveryId: delivery.deliveryId, services: this.services });
   }
 
+  /** Where spans and metrics go (nowhere unless an OTEL variable is set). */
+  get telemetry(): Telemetry {
+    return this.core.telemetry;
+  }
+
   /** Starts the periodic parts: timers, the delivery sweep, schedules, redelivery. */
   start(): void {
     this.core.pump.start();
+    this.core.telemetry.gauges({
+      intakeDepth: () => this.intake.depth,
+      admissionQueue: async () =>
+        (await this.core.store.listActiveRuns()).filter((run) => run.status === "queued").length,
+    });
     void this.intake.start();
     this.schedules.start();
     this.redelivery.start();

@@ -34,8 +34,10 @@ export function clusterCodeApp(
     }
     app.onAny(async (context) => {
       const { id, name, payload } = context;
-      if (wantsDelivery(name, payload))
-        await host.intake.record(id, name, recordedPayload(name, payload));
+      const received = performance.now();
+      const wanted = wantsDelivery(name, payload);
+      if (wanted) await host.intake.record(id, name, recordedPayload(name, payload));
+      host.telemetry.webhook(id, name, performance.now() - received, wanted);
     });
   };
 }

@@ -43,6 +43,11 @@ export class DeliveryIntake {
    * when the store fails, logs why and throws a {@link DeliveryNotRecordedError}, so GitHub gets
    * a 5xx without the store's words and the delivery is not acknowledged.
    */
+  /** Deliveries recorded and waiting in this process's queue. */
+  get depth(): number {
+    return this.#queue.length;
+  }
+
   async record(deliveryId: string, event: string, payload: unknown): Promise<boolean> {
     const delivery: DeliveryRecord = {
       deliveryId,

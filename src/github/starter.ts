@@ -154,6 +154,7 @@ export class RunStarter {
         : { text: request.brief, removed: buildBrief("", "").removed };
     const definition: RunDefinition = {
       runId,
+      trigger: request.key,
       source: { path: file.path, sha: file.sha },
       workflow,
       baseBranch: repo.defaultBranch,

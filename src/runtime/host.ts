@@ -13,6 +13,7 @@ import { RunRepository, type RunDocument } from "./run-repository.js";
 import { Runtime, type RuntimeOptions } from "./runtime.js";
 import { NO_SURFACES, Settlement } from "./settlement.js";
 import { TimerPump } from "./timer-pump.js";
+import { NO_TELEMETRY, type Telemetry } from "../telemetry/telemetry.js";
 
 /** The DevBox side a host runs on: started by its `devboxes` port. */
 export interface DevBoxPorts {
@@ -44,6 +45,8 @@ export interface HostPorts {
   surfaces?: (admission: Admission) => SurfacesPort;
   /** Told after every applied transition, after the host's own follow-up. */
   onTransition?: (run: RunDocument, effects: Effect[], event: RunEvent) => void;
+  /** Where spans and metrics of runs go; default nowhere. */
+  telemetry?: Telemetry;
   /** Fault injection at the runtime's effect boundaries (see {@link RuntimeOptions}). */
   atBoundary?: RuntimeOptions["atBoundary"];
 }
@@ -63,6 +66,7 @@ export class Host {
     private readonly settlement: Settlement,
     private readonly devboxes: DevBoxPorts,
     private readonly clock: () => number,
+    readonly telemetry: Telemetry,
   ) {}
 
   /**
@@ -108,11 +112,12 @@ export class Host {
     } while (this.runtime.busy());
   }
 
-  /** Stops the timer pump, waits for runs in flight, then stops DevBoxes and the hub. */
+  /** Stops the timer pump, waits for runs in flight, stops DevBoxes and the hub, flushes spans. */
   async close(): Promise<void> {
     await this.pump.stop();
     await this.idle();
     await this.devboxes.close();
+    await this.telemetry.shutdown();
   }
 }
 
@@ -134,18 +139,30 @@ export async function createHost(ports: HostPorts): Promise<Host> {
     source: devboxes.source,
     now,
   });
-  const { onTransition } = ports;
+  const { onTransition, telemetry = NO_TELEMETRY } = ports;
   const runtime = new Runtime({
     store,
     performer: effects,
     now,
-    onTransition: (run, done, event, runs) => {
+    onTransition: (run, done, event, runs, repo) => {
       settlement.afterTransition(run, runs);
+      telemetry.observe(run, repo, done);
       onTransition?.(run, done, event);
     },
     onError: (error, runId) => log.error(`run ${runId}`, error),
     ...(ports.atBoundary === undefined ? {} : { atBoundary: ports.atBoundary }),
   });
   const pump = new TimerPump({ store, runtime, now, onError: (e) => log.error("timers", e) });
-  return new Host(store, runtime, admission, surfaces, pump, effects, settlement, devboxes, now);
+  return new Host(
+    store,
+    runtime,
+    admission,
+    surfaces,
+    pump,
+    effects,
+    settlement,
+    devboxes,
+    now,
+    telemetry,
+  );
 }

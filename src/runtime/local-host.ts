@@ -6,6 +6,7 @@ import { openStore } from "../store/embedded.js";
 import { StateDirHolder } from "../store/state-dir-holder.js";
 import type { Store } from "../store/store.js";
 import { createHost, type DevBoxPorts, type Host } from "./host.js";
+import { openTelemetry } from "../telemetry/telemetry.js";
 import { judgeFromEnv } from "./judge.js";
 import type { DevBoxEventSink } from "./ports.js";
 import type { RunDocument } from "./run-repository.js";
@@ -101,6 +102,7 @@ export class LocalHost {
       holder: `local:${process.pid}`,
       devboxes: (events) => localDevBoxes(options, store, events, fail),
       ...faultInjection(options.env),
+      telemetry: await openTelemetry(options.env),
       onTransition: (run, done, event) => {
         holder.drives(run.state.runId).catch(fail);
         options.onTransition?.(run, done, event);

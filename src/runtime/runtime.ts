@@ -21,7 +21,13 @@ export interface RuntimeOptions {
    * Told after every applied transition (progress output, GitHub surfaces, admission), with
    * the runtime to offer further events to.
    */
-  onTransition?: (run: RunDocument, effects: Effect[], event: RunEvent, runs: RunDriver) => void;
+  onTransition?: (
+    run: RunDocument,
+    effects: Effect[],
+    event: RunEvent,
+    runs: RunDriver,
+    repo: string,
+  ) => void;
   /** Told when an event offered through {@link Runtime.offer} could not be applied. */
   onError?: (error: unknown, runId: string) => void;
   /**
@@ -212,7 +218,9 @@ export class Runtime implements EventSink, RunDriver {
         outbox: saved.outbox as Effect[],
       });
     // Observers hear of a transition once its evidence is durable, so what they read is there.
-    void recorded.then(() => this.#options.onTransition?.(next, result.effects, event, this));
+    void recorded.then(() =>
+      this.#options.onTransition?.(next, result.effects, event, this, stored.repo),
+    );
     return { applied: true, state: result.snapshot };
   }
 

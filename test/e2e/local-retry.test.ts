@@ -1,6 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { graphVersion } from "../../src/workflow/graph-version.js";
 import { cliEnv, makeRepo, runCli, summaryOf } from "./local-cli.js";
 
 /** A loop whose gate never passes: it is exhausted after two iterations and the run fails. */
@@ -37,11 +38,17 @@ describe("clustercode retry (local)", () => {
       `clustercode retry: run ${runId}: loop fix used all 2 iterations; retry with --reset-budget to give it a fresh budget\n`,
     );
 
+    // The workflow changes before the retry: the run goes on with the version it pinned, and says so.
+    const changed = `${LOOP}# edited after the run started\n`;
+    writeFileSync(join(root, "fixer.yml"), changed);
     const reset = await runCli(["retry", runId, "--reset-budget", "--as", "ops", ...common], {
       cwd: repo,
       env,
     });
     expect(reset.code, reset.stderr).toBe(1);
+    expect(reset.stderr).toContain(
+      `run ${runId} goes on with the workflow version it started with (${graphVersion(LOOP).slice(0, 12)}); ../fixer.yml is now ${graphVersion(changed).slice(0, 12)}, which it does not run`,
+    );
     expect(summaryOf(reset).visits.map((v) => `${v.node}#${v.attempt}:${v.outcome}`)).toEqual([
       "fix#1:exhausted",
       "fix#2:exhausted",
@@ -52,5 +59,7 @@ describe("clustercode retry (local)", () => {
     });
     expect(log.stdout).toContain('"kind":"budget.reset"');
     expect(log.stdout).toContain('"actor":"ops"');
+    expect(log.stdout).toContain(`"graphVersion":"${graphVersion(LOOP)}"`);
+    expect(log.stdout).toContain(`"workflowChangedTo":"${graphVersion(changed)}"`);
   }, 60_000);
 });

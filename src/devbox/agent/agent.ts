@@ -12,6 +12,7 @@ import { AgentLog } from "./agent-log.js";
 import { AGENT_EXIT, AgentStopping } from "./exit-codes.js";
 import { SecretMask } from "./secret-mask.js";
 import { repositoryCredentials } from "./repository-credentials.js";
+import { probeHarnesses } from "./harness.js";
 import { executeCommand } from "./run-command.js";
 import { setUpCheckout } from "./setup.js";
 
@@ -180,7 +181,16 @@ class DevBoxAgent {
       await this.#failSetup(setup.output, setup.why);
       return undefined;
     }
-    await this.#retrying(() => this.#client.ready({ ok: true, sha: setup.sha }));
+    const { harnesses } = this.#settings;
+    const harness =
+      harnesses.length === 0 ? undefined : await probeHarnesses(harnesses, this.#processContext());
+    await this.#retrying(() =>
+      this.#client.ready({
+        ok: true,
+        sha: setup.sha,
+        ...(harness === undefined ? {} : { harness }),
+      }),
+    );
     return setup.journal;
   }
 

@@ -9,6 +9,8 @@ export interface AgentSettings {
   setup: string[];
   /** Names of the environment variables that hold secrets. */
   secrets: string[];
+  /** The agent CLIs whose `--version` to report when ready. */
+  harnesses: string[];
   heartbeatMs: number;
   lapseMs: number;
 }
@@ -46,6 +48,7 @@ export function readAgentSettings(env: NodeJS.ProcessEnv): AgentSettingsResult {
     baseBranch: required(AGENT_ENV.baseBranch),
     setup: strings(AGENT_ENV.setup),
     secrets: strings(AGENT_ENV.secrets),
+    harnesses: strings(AGENT_ENV.harnesses),
     heartbeatMs: milliseconds(AGENT_ENV.heartbeatMs, 3000),
     lapseMs: milliseconds(AGENT_ENV.lapseMs, 15_000),
   };

@@ -37,6 +37,9 @@ export function runTaskInput(
     [AGENT_ENV.baseBranch]: spec.baseBranch,
     [AGENT_ENV.setup]: JSON.stringify(spec.setup),
     [AGENT_ENV.secrets]: JSON.stringify(spec.secrets),
+    ...(spec.harnesses === undefined
+      ? {}
+      : { [AGENT_ENV.harnesses]: JSON.stringify(spec.harnesses) }),
     [ENTRYPOINT_ENV.apiUrl]: request.apiUrl,
     [ENTRYPOINT_ENV.devboxId]: devboxId,
     [ENTRYPOINT_ENV.repository]: cloneUrlOf(request.repository, options.gitHost),

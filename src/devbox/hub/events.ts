@@ -13,7 +13,14 @@ export type DevBoxLostReason =
  */
 export type DevBoxEvent =
   /** Clone, branch checkout and setup ended; `sha` is the checked-out commit. */
-  | { type: "devbox.ready"; devboxId: string; ok: boolean; error?: string; sha?: string }
+  | {
+      type: "devbox.ready";
+      devboxId: string;
+      ok: boolean;
+      error?: string;
+      sha?: string;
+      harness?: Record<string, string>;
+    }
   /** A dispatched command ended (or was found interrupted, see `CommandResult.interrupted`). */
   | { type: "command.finished"; devboxId: string; result: CommandResult }
   /**

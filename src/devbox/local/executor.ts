@@ -234,6 +234,9 @@ export class LocalExecutor implements DevBoxExecutor {
       [AGENT_ENV.baseBranch]: request.spec.baseBranch,
       [AGENT_ENV.setup]: JSON.stringify(request.spec.setup),
       [AGENT_ENV.secrets]: JSON.stringify(request.spec.secrets),
+      ...(request.spec.harnesses === undefined
+        ? {}
+        : { [AGENT_ENV.harnesses]: JSON.stringify(request.spec.harnesses) }),
       ...(withoutCredentials(request.repository) === request.repository
         ? {}
         : { [AGENT_ENV.gitTokenFromApi]: "1" }),

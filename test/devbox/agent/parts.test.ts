@@ -189,6 +189,7 @@ describe("agent settings", () => {
         baseBranch: "main",
         setup: ["npm ci"],
         secrets: ["NPM_TOKEN"],
+        harnesses: [],
         heartbeatMs: 3000,
         lapseMs: 15_000,
       },
