@@ -8,3 +8,9 @@ export const BUILT_IN_ENGINES = ["claude", "codex"] as const;
 
 /** The name of a built-in engine. */
 export type BuiltInEngine = (typeof BUILT_IN_ENGINES)[number];
+
+/** Whose models each built-in engine runs, as judges name their provider. */
+export const ENGINE_PROVIDERS: Readonly<Record<BuiltInEngine, string>> = {
+  claude: "anthropic",
+  codex: "openai",
+};

@@ -92,6 +92,25 @@ The run's evidence log, in order. Works while another process drives the run.
 ${RUN_OPTIONS}`,
     load: async () => (await import("./status-command.js")).log,
   },
+  scorecard: {
+    synopsis: "scorecard [--since WHEN]",
+    summary: "how often each judge was overturned, per provider and model",
+    help: `Usage: clustercode scorecard [--since WHEN] [--repo R] [--state-dir D] [--format human|json]
+
+Every verdict of an agent decision's or a prototype's judge in the runs of the repository, per
+judge provider and model: verdicts, how many were overturned (a person rejected at the next
+approval after the judge said go, a gate failed on the judged commit, the pull request was
+closed unmerged, or a person retried past it), the overturn rate, and the share of verdicts
+given independently of the work's author (another provider or model).
+
+  --since WHEN         only runs started since a date (2026-11-01) or a duration ago (7d, 12h)
+  --repo R             the repository (default: the one the current directory is in); owner/name
+                       for the app's runs, with CLUSTERCODE_DYNAMODB_ENDPOINT set to its table
+  --state-dir D        where runs are kept (else CLUSTERCODE_STATE_DIR, else
+                       $XDG_STATE_HOME/clustercode)
+  --format human|json  json: the figures and every verdict, on one line`,
+    load: async () => (await import("./scorecard-command.js")).scorecardCommand,
+  },
   ui: {
     synopsis: "ui [--port N]",
     summary: "serve the run pages on 127.0.0.1",

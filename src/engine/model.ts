@@ -195,6 +195,8 @@ export interface RunSnapshot {
   failedNode?: string;
   /** The outcome of the node that handed over, which a status decision routes on. */
   lastOutcome?: string;
+  /** The engine (and model) of the last agent turn: the author of what a judge reads next. */
+  lastAuthor?: { engine: string; model?: string };
   /** Pending timers by id, with their due time. */
   timers: Record<string, number>;
   /** The next effect sequence number. */

@@ -55,6 +55,12 @@ export function recordCommandFinished(
   result: CommandResult,
   agent: AgentTurn | undefined,
 ): void {
+  if (agent !== undefined) {
+    t.snapshot.lastAuthor = {
+      engine: agent.engine,
+      ...(agent.model === undefined ? {} : { model: agent.model }),
+    };
+  }
   t.record("command.finished", {
     node: t.active.node,
     attempt: t.visit.attempt,

@@ -1,3 +1,4 @@
+import { ENGINE_PROVIDERS } from "../../agents/built-in-engines.js";
 import { addCost } from "../cost.js";
 import type { Transition } from "../transition.js";
 import type { JudgeEvent } from "./node-behaviour.js";
@@ -11,6 +12,7 @@ export function recordVerdict(t: Transition, event: JudgeEvent): boolean {
   t.record("decision.evaluated", {
     node: t.active.node,
     evaluator: "agent",
+    ...judgeRecord(t, event.model),
     ...(event.type === "judge.failed"
       ? {
           error: event.reason,
@@ -27,4 +29,40 @@ export function recordVerdict(t: Transition, event: JudgeEvent): boolean {
         }),
   });
   return addCost(t, event.costUsd);
+}
+
+/** An engine that wrote work a judge reads: its provider as judges name theirs. */
+interface Author {
+  engine: string;
+  model?: string;
+  provider: string;
+}
+
+function authorOf(engine: string, model: string | undefined): Author {
+  const provider = (ENGINE_PROVIDERS as Record<string, string | undefined>)[engine] ?? engine;
+  return { engine, provider, ...(model === undefined ? {} : { model }) };
+}
+
+/**
+ * Who judged and whose work: the judge's provider and model, the engines that wrote what it read
+ * (a prototype's variants, or the run's last agent turn), and whether the judge was independent
+ * of every one of them — a different provider, or the same provider with a different model. Work
+ * no agent wrote is judged independently. The scorecard counts verdicts by these.
+ */
+function judgeRecord(t: Transition, answeredModel: string | undefined): Record<string, unknown> {
+  const node = t.definition.workflow.nodes[t.active.node];
+  const judge = node !== undefined && "judge" in node ? node.judge : undefined;
+  if (judge === undefined) return {};
+  const model = answeredModel ?? judge.model;
+  const authors =
+    node?.kind === "prototype"
+      ? node.variants.map((variant) => authorOf(variant.engine, variant.model))
+      : t.snapshot.lastAuthor === undefined
+        ? []
+        : [authorOf(t.snapshot.lastAuthor.engine, t.snapshot.lastAuthor.model)];
+  const independent = authors.every(
+    (author) =>
+      author.provider !== judge.provider || (author.model !== undefined && author.model !== model),
+  );
+  return { provider: judge.provider, judgeModel: model, authors, independent };
 }
