@@ -86,11 +86,8 @@ describe("clustercode scorecard", () => {
       },
     ]);
     const overturned = card.verdicts.filter((v) => v.overturned !== undefined);
-    expect(overturned).toEqual([
-      expect.objectContaining({
-        runId: runs[0],
-        overturned: expect.objectContaining({ why: "rejected at ship by carol" }),
-      }),
+    expect(overturned.map((v) => [v.runId, v.overturned?.why])).toEqual([
+      [runs[0], "rejected at ship by carol"],
     ]);
 
     const human = await runCli(["scorecard", "--state-dir", state, "--since", "1d"], {
