@@ -261,6 +261,19 @@ export type RunEvent = { at: number } & (
    * item size): the run ends `failed` with `reason` instead of staying `running` forever.
    */
   | { type: "run.abort"; reason: string }
+  /**
+   * Something that happened to the run's work after the fact, on GitHub: its pull request closed
+   * (merged or not), or another check failing on its branch. Recorded as evidence even after the
+   * run ended, changing nothing else: the judge scorecard reads it.
+   */
+  | {
+      type: "run.observed";
+      what: "pull_request.closed" | "ci.failed";
+      merged?: boolean;
+      sha?: string;
+      check?: string;
+      where?: string;
+    }
   | {
       type: "run.resolve";
       outcome: "succeeded" | "failed";

@@ -57,6 +57,7 @@ export function step(
 function apply(t: Transition, event: RunEvent): string | undefined {
   const s = t.snapshot;
   if (event.type === "run.retry") return retry(t, event);
+  if (event.type === "run.observed") return observe(t, event);
   if (isFinal(s.status)) return `the run has already ended (${s.status})`;
   switch (event.type) {
     case "run.start":
@@ -236,5 +237,17 @@ function onTimer(t: Transition, timerId: string): string | undefined {
       finishStop(t, pending.stop, pending.reason ?? pending.outcome);
     }
   }
+  return undefined;
+}
+
+/** Records what happened to the run's work on GitHub; the run itself does not move. */
+function observe(t: Transition, event: Extract<RunEvent, { type: "run.observed" }>): undefined {
+  const { what, ...detail } = event;
+  const facts = Object.fromEntries(
+    Object.entries(detail).filter(
+      ([key, value]) => key !== "type" && key !== "at" && value !== undefined,
+    ),
+  );
+  t.record(what, facts);
   return undefined;
 }

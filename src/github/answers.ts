@@ -172,6 +172,24 @@ export class Answers {
     return { applied: true };
   }
 
+  /**
+   * Records on run `runId` what happened to its work on GitHub (its pull request closed, a check
+   * failing on its branch), when the run belongs to `repo`. The judge scorecard reads it.
+   */
+  async observe(
+    repo: RepoRef,
+    runId: string,
+    observed: Omit<Extract<RunEvent, { type: "run.observed" }>, "type" | "at">,
+  ): Promise<void> {
+    const stored = await this.deps.store.getRun(runId);
+    if (stored?.repo !== fullName(repo)) return;
+    await this.deps.runtime.deliver(runId, {
+      type: "run.observed",
+      ...observed,
+      at: this.deps.now(),
+    });
+  }
+
   async #deliver(speaker: Speaker, runId: string, event: RunEvent): Promise<void> {
     const delivery = await this.deps.runtime.deliver(runId, event);
     if (!delivery.applied) {

@@ -1,5 +1,10 @@
 import type { DeliveryRecord } from "../store/store.js";
-import { buttonOf, onCheckRun, type CheckRunPayload } from "./handlers/check-run.js";
+import {
+  buttonOf,
+  failedRunCheckOf,
+  onCheckRun,
+  type CheckRunPayload,
+} from "./handlers/check-run.js";
 import { installs, onInstallation, type InstallationPayload } from "./handlers/installation.js";
 import { commandOf, onIssueComment, type IssueCommentPayload } from "./handlers/issue-comment.js";
 import { labelOf, onIssues, type IssuesPayload } from "./handlers/issues.js";
@@ -10,6 +15,7 @@ import {
 } from "./handlers/pull-request-review.js";
 import {
   changesPullRequest,
+  closedRunOf,
   onPullRequest,
   type PullRequestPayload,
 } from "./handlers/pull-request.js";
@@ -40,13 +46,16 @@ const ROUTES: Readonly<Record<string, Route<unknown>>> = {
     wants: (p) => commandOf(p) !== undefined,
     handle: onIssueComment,
   }),
-  pull_request: route<PullRequestPayload>({ wants: changesPullRequest, handle: onPullRequest }),
+  pull_request: route<PullRequestPayload>({
+    wants: (p) => changesPullRequest(p) || closedRunOf(p) !== undefined,
+    handle: onPullRequest,
+  }),
   pull_request_review: route<PullRequestReviewPayload>({
     wants: (p) => approvalOf(p) !== undefined,
     handle: onPullRequestReview,
   }),
   check_run: route<CheckRunPayload>({
-    wants: (p) => buttonOf(p) !== undefined,
+    wants: (p) => buttonOf(p) !== undefined || failedRunCheckOf(p) !== undefined,
     handle: onCheckRun,
   }),
   push: route<PushPayload>({

@@ -53,9 +53,9 @@ function gateFailed(entry: EvidenceEntry): boolean {
 
 /**
  * What contradicted a verdict among the entries after it (up to the same node's next verdict): a
- * person rejecting at the next approval after the judge said go, a gate failing on the commit it
- * judged (before any new commit), a pull request closed unmerged, or a person retrying past a
- * judge that stopped the work.
+ * person rejecting at the next approval after the judge said go, a gate or CI failing on the
+ * commit it judged (before any new commit), its pull request closed unmerged, or a person
+ * retrying past a judge that stopped the work.
  */
 function contradiction(
   node: string,
@@ -87,6 +87,9 @@ function contradictionIn(
   }
   if (go && sameCommit && gateFailed(entry)) {
     return `a gate failed on the judged commit (${String(entry.node)})`;
+  }
+  if (go && sameCommit && entry.kind === "ci.failed") {
+    return `${typeof entry.check === "string" ? entry.check : "CI"} failed on the judged commit`;
   }
   if (go && entry.kind === "pull_request.closed" && entry.merged !== true) {
     return "the pull request was closed unmerged";

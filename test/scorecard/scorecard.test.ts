@@ -97,6 +97,15 @@ describe("judge verdicts and what overturns them", () => {
     ]);
   });
 
+  it("CI failing on the judged commit overturns it", () => {
+    const verdicts = verdictsOf(definition, [
+      work("aaa"),
+      verdict("yes"),
+      entry("ci.failed", { check: "build", sha: "aaa" }),
+    ]);
+    expect(verdicts[0]?.overturned?.why).toBe("build failed on the judged commit");
+  });
+
   it("a pull request closed unmerged overturns the judge that let the work go", () => {
     const verdicts = verdictsOf(definition, [
       work("aaa"),

@@ -1,13 +1,18 @@
 import { repoOf } from "../github.js";
 import { parseCheckId } from "../render-checks.js";
+import { parseRunBranch } from "../run-index.js";
 import type { HandlerContext, RepositoryPayload } from "../services.js";
 
 /** The fields of a `check_run` event the app reads. */
 export interface CheckRunPayload extends RepositoryPayload {
   action: string;
   check_run: {
+    name?: string;
     external_id: string | null;
     html_url: string | null;
+    head_sha?: string;
+    conclusion?: string | null;
+    check_suite?: { head_branch: string | null } | null;
     pull_requests: { number: number }[];
   };
   requested_action?: { identifier: string } | null;
@@ -25,10 +30,38 @@ export function buttonOf(
   return { identifier, ...parseCheckId(externalId) };
 }
 
+/** Conclusions that mean a check failed on the commit. */
+const FAILED = new Set(["failure", "timed_out"]);
+
+/**
+ * The run whose branch another check (CI, not one of ClusterCode's own) failed on; undefined
+ * for anything else.
+ */
+export function failedRunCheckOf(payload: CheckRunPayload): string | undefined {
+  const { check_run: check } = payload;
+  if (payload.action !== "completed" || !FAILED.has(check.conclusion ?? "")) return undefined;
+  if (check.name === undefined || check.name.startsWith("ClusterCode")) return undefined;
+  const branch = check.check_suite?.head_branch;
+  return branch === null || branch === undefined ? undefined : parseRunBranch(branch)?.runId;
+}
+
+/** `check_run.completed` failing on a run's branch: the run records it for the scorecard. */
+async function onFailedRunCheck(payload: CheckRunPayload, ctx: HandlerContext): Promise<void> {
+  const runId = failedRunCheckOf(payload);
+  if (runId === undefined) return;
+  const { check_run: check } = payload;
+  await ctx.services.answers.observe(repoOf(payload), runId, {
+    what: "ci.failed",
+    ...(check.name === undefined ? {} : { check: check.name }),
+    ...(check.head_sha === undefined ? {} : { sha: check.head_sha }),
+    ...(check.html_url === null ? {} : { where: check.html_url }),
+  });
+}
+
 /** `check_run.requested_action`: the Approve/Reject buttons of an approval's check run. */
 export async function onCheckRun(payload: CheckRunPayload, ctx: HandlerContext): Promise<void> {
   const button = buttonOf(payload);
-  if (button === undefined) return;
+  if (button === undefined) return onFailedRunCheck(payload, ctx);
   const { identifier, runId, visit } = button;
   const run = await ctx.services.answers.issueOf(runId);
   if (run === undefined) return;

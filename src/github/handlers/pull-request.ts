@@ -1,5 +1,6 @@
 import { callGitHub } from "../errors.js";
 import { repoOf } from "../github.js";
+import { parseRunBranch } from "../run-index.js";
 import type { HandlerContext, RepositoryPayload } from "../services.js";
 import { publishValidation } from "../validation-check.js";
 import { isWorkflowPath } from "../workflow-source.js";
@@ -8,7 +9,12 @@ import { isWorkflowPath } from "../workflow-source.js";
 export interface PullRequestPayload extends RepositoryPayload {
   action: string;
   number: number;
-  pull_request: { head: { sha: string; ref: string } };
+  pull_request: {
+    head: { sha: string; ref: string; repo?: { full_name: string } | null };
+    base?: { repo: { full_name: string } };
+    merged?: boolean | null;
+    html_url?: string;
+  };
 }
 
 /** Is it a pull request whose changes the app validates (opened, reopened, synchronized)? */
@@ -16,11 +22,33 @@ export function changesPullRequest(payload: PullRequestPayload): boolean {
   return ["opened", "reopened", "synchronize"].includes(payload.action);
 }
 
-/** `pull_request` opened, reopened or synchronized: validate the workflow files it changes. */
+/** The run whose own pull request (its branch in the repository, not a fork) was closed. */
+export function closedRunOf(payload: PullRequestPayload): string | undefined {
+  const { head, base } = payload.pull_request;
+  if (payload.action !== "closed" || head.repo?.full_name !== base?.repo.full_name)
+    return undefined;
+  return parseRunBranch(head.ref)?.runId;
+}
+
+/**
+ * `pull_request` opened, reopened or synchronized: validate the workflow files it changes.
+ * Closed, when it is a run's: the run records whether it was merged (the judge scorecard reads it).
+ */
 export async function onPullRequest(
   payload: PullRequestPayload,
   ctx: HandlerContext,
 ): Promise<void> {
+  const closed = closedRunOf(payload);
+  if (closed !== undefined) {
+    await ctx.services.answers.observe(repoOf(payload), closed, {
+      what: "pull_request.closed",
+      merged: payload.pull_request.merged === true,
+      ...(payload.pull_request.html_url === undefined
+        ? {}
+        : { where: payload.pull_request.html_url }),
+    });
+    return;
+  }
   if (!changesPullRequest(payload)) return;
   const repo = repoOf(payload);
   const files = await callGitHub(`list the files of #${payload.number}`, () =>
