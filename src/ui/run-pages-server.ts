@@ -1,5 +1,8 @@
 import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { EvidenceEntry } from "../engine/model.js";
+import { decodeRun } from "../runtime/run-repository.js";
+import { scorecard, verdictsOf, type ScorecardRow, type Verdict } from "../scorecard/scorecard.js";
 import type { Store, StoredRun } from "../store/store.js";
 import { defaultAssetDir, serveAsset } from "./assets.js";
 import { buildRunView, summarizeRun } from "./build-run-view.js";
@@ -54,7 +57,7 @@ export function createRunPagesHandler(
       refuse(res, api, access);
       return true;
     }
-    if (target.kind === "index") await serveIndex(res, api, host, target, access.viewer);
+    if (target.kind === "index") await serveIndex(res, api, { host, store, target }, access.viewer);
     else await serveRun(req, res, api, { host, store, target, viewer: access.viewer });
     return true;
   };
@@ -64,19 +67,41 @@ export function createRunPagesHandler(
 async function serveIndex(
   res: ServerResponse,
   api: boolean,
-  host: RunPagesHost,
-  target: Target,
+  context: { host: RunPagesHost; store: Pick<Store, "listEvidence">; target: Target },
   viewer: Viewer,
 ): Promise<void> {
+  const { host, store, target } = context;
   const paths = pathsOf(target);
   const runs = await host.listRuns(target.repo);
   const list: RunListView = {
     title: target.repo === undefined ? "ClusterCode runs" : `ClusterCode runs of ${target.repo}`,
     runs: runs.map((run) => summarizeRun(run, `${paths.index}/${encodeURIComponent(run.runId)}`)),
+    judges: await judgesOf(runs, store),
   };
   if (api) sendJson(res, 200, list);
   else
     send(res, 200, renderShell(renderIndexPage(list), shellOf(target, viewer, false, list.title)));
+}
+
+/** The scorecard of the listed runs' judges (only runs whose workflow has a judge are read). */
+async function judgesOf(
+  runs: readonly StoredRun[],
+  store: Pick<Store, "listEvidence">,
+): Promise<ScorecardRow[]> {
+  const verdicts: Verdict[] = [];
+  for (const run of runs) {
+    const { definition } = decodeRun(run).document;
+    const judged = Object.values(definition.workflow.nodes).some((node) => "judge" in node);
+    if (!judged) continue;
+    const evidence = await store.listEvidence(run.runId);
+    verdicts.push(
+      ...verdictsOf(
+        definition,
+        evidence.map((e) => e.entry as EvidenceEntry),
+      ),
+    );
+  }
+  return scorecard(verdicts);
 }
 
 /** A run's page, a visit's page, the run as JSON, or an answer to its approval. */

@@ -61,7 +61,13 @@ describe("the run pages' JSON API (clustercode ui)", () => {
   });
 
   it("lists the runs, and gives a run's view: status, graph, visits, budgets, the approval", async () => {
-    const index = (await (await fetch(`${base}/api/runs`)).json()) as { runs: unknown[] };
+    const index = (await (await fetch(`${base}/api/runs`)).json()) as {
+      runs: unknown[];
+      judges: unknown[];
+    };
+    expect(index.judges).toEqual([
+      expect.objectContaining({ provider: "anthropic", model: "claude-opus-4-1", overturned: 0 }),
+    ]);
     expect(index.runs).toEqual([
       expect.objectContaining({
         runId: "r1",
@@ -92,7 +98,12 @@ describe("the run pages' JSON API (clustercode ui)", () => {
     expect(page.status).toBe(200);
     expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");
     expect(await page.text()).toContain("Feedback handed to iteration 2");
-    expect((await fetch(`${base}/runs`)).status).toBe(200);
+    const indexPage = await fetch(`${base}/runs`);
+    expect(indexPage.status).toBe(200);
+    // The index shows the listed runs' judges: the lifecycle's review judge and its verdicts.
+    expect(await indexPage.text()).toMatch(
+      /<h2>Judges<\/h2>.*<td>anthropic<\/td><td><code>claude-opus-4-1<\/code><\/td><td>\d+<\/td>/,
+    );
     const missing = await fetch(`${base}/api/runs/nope`);
     expect(missing.status).toBe(404);
     expect(await missing.json()).toEqual({ message: "There is no run nope here." });

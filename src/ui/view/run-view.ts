@@ -1,3 +1,4 @@
+import type { ScorecardRow } from "../../scorecard/scorecard.js";
 /**
  * The run page's data: what `GET /api/runs/…/<runId>` returns and what the page renders. Plain
  * JSON built on the server from the stored run and its evidence (see build-run-view.ts); this
@@ -213,4 +214,6 @@ export interface RunSummaryView {
 export interface RunListView {
   title: string;
   runs: RunSummaryView[];
+  /** The judges of these runs: how often what followed overturned their verdicts. */
+  judges: ScorecardRow[];
 }
