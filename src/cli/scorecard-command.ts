@@ -1,8 +1,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import type { EvidenceEntry } from "../engine/model.js";
-import { decodeRun } from "../runtime/run-repository.js";
-import { scorecard, verdictsOf, type ScorecardRow } from "../scorecard/scorecard.js";
+import { readVerdicts } from "../scorecard/read-verdicts.js";
+import { scorecard, type ScorecardRow } from "../scorecard/scorecard.js";
 import { parseDuration } from "../workflow/duration.js";
 import { readStateDir } from "./busy-state-dir.js";
 import { formatOption, parseOptions, UsageError, type Command } from "./command.js";
@@ -86,17 +85,7 @@ export const scorecardCommand: Command = async (args, io) => {
     const runs = (await opened.store.listRuns(repo, { limit: Infinity })).filter(
       (run) => run.createdAt >= since,
     );
-    const verdicts = [];
-    for (const run of runs) {
-      const { definition } = decodeRun(run).document;
-      const evidence = await opened.store.listEvidence(run.runId);
-      verdicts.push(
-        ...verdictsOf(
-          definition,
-          evidence.map((record) => record.entry as EvidenceEntry),
-        ),
-      );
-    }
+    const verdicts = await readVerdicts(runs, opened.store);
     const rows = scorecard(verdicts);
     io.stdout.write(
       format === "json"

@@ -16,6 +16,7 @@ import { Answers } from "./answers.js";
 import { appDevBoxes } from "./app-devboxes.js";
 import type { GitHubAuth } from "./github.js";
 import { DeliveryIntake } from "./intake.js";
+import { WeeklyScorecard } from "./weekly-scorecard.js";
 import { registerInstalledSchedules } from "./handlers/installation.js";
 import { Installations } from "./installations.js";
 import { RedeliveryReconciler } from "./redelivery.js";
@@ -61,6 +62,8 @@ export class AppHost {
     readonly surfaces: Surfaces,
     readonly schedules: Schedules,
     readonly redelivery: RedeliveryReconciler,
+    /** The opt-in weekly judge scorecard comment (CLUSTERCODE_SCORECARD_REPOS). */
+    readonly weekly: WeeklyScorecard | undefined,
     readonly services: AppServices,
     /** The run pages, sign-in and their JSON API, when configured (see runPagesFromEnv). */
     readonly runPages: RunPagesHandler | undefined,
@@ -164,8 +167,31 @@ export class AppHost {
     const runPages = pages.ok
       ? appRunPagesHandler({ config: pages.config, store, installations, answers, now })
       : undefined;
-    box.host = new AppHost(core, intake, surfaces, schedules, redelivery, services, runPages, () =>
-      opened.close(),
+    const scorecardRepos = (env.CLUSTERCODE_SCORECARD_REPOS ?? "")
+      .split(",")
+      .map((repo) => repo.trim())
+      .filter((repo) => repo !== "");
+    const weekly =
+      scorecardRepos.length === 0
+        ? undefined
+        : new WeeklyScorecard({
+            store,
+            installations,
+            holder,
+            now,
+            repos: scorecardRepos,
+            onError,
+          });
+    box.host = new AppHost(
+      core,
+      intake,
+      surfaces,
+      schedules,
+      redelivery,
+      weekly,
+      services,
+      runPages,
+      () => opened.close(),
     );
     return box.host;
   }
@@ -212,6 +238,7 @@ export class AppHost {
     void this.intake.start();
     this.schedules.start();
     this.redelivery.start();
+    this.weekly?.start();
   }
 
   /** Picks up active runs a previous process left (outboxes, lost DevBoxes, surfaces). */
@@ -237,6 +264,7 @@ export class AppHost {
     this.intake.stop();
     this.schedules.stop();
     this.redelivery.stop();
+    this.weekly?.stop();
     await this.idle();
     await this.core.close();
     await this.closeStore();

@@ -218,7 +218,7 @@ function dueMinutes(cron: Cron, from: number, to: number): number[] {
 }
 
 /** The tracking issue an interrupted firing opened already, found by its title and author. */
-async function findIssue(
+export async function findIssue(
   gh: GitHub,
   repo: RepoRef,
   { title, since, botLogin }: { title: string; since: string; botLogin: string },
@@ -243,7 +243,13 @@ async function findIssue(
   )?.number;
 }
 
-async function openIssue(gh: GitHub, repo: RepoRef, title: string, body: string): Promise<number> {
+/** Opens a tracking issue; returns its number. */
+export async function openIssue(
+  gh: GitHub,
+  repo: RepoRef,
+  title: string,
+  body: string,
+): Promise<number> {
   const { data } = await callGitHub("open a tracking issue", () =>
     gh.request("POST /repos/{owner}/{repo}/issues", {
       owner: repo.owner,

@@ -1,8 +1,7 @@
 import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { EvidenceEntry } from "../engine/model.js";
-import { decodeRun } from "../runtime/run-repository.js";
-import { scorecard, verdictsOf, type ScorecardRow, type Verdict } from "../scorecard/scorecard.js";
+import { readVerdicts } from "../scorecard/read-verdicts.js";
+import { scorecard } from "../scorecard/scorecard.js";
 import type { Store, StoredRun } from "../store/store.js";
 import { defaultAssetDir, serveAsset } from "./assets.js";
 import { buildRunView, summarizeRun } from "./build-run-view.js";
@@ -76,32 +75,11 @@ async function serveIndex(
   const list: RunListView = {
     title: target.repo === undefined ? "ClusterCode runs" : `ClusterCode runs of ${target.repo}`,
     runs: runs.map((run) => summarizeRun(run, `${paths.index}/${encodeURIComponent(run.runId)}`)),
-    judges: await judgesOf(runs, store),
+    judges: scorecard(await readVerdicts(runs, store)),
   };
   if (api) sendJson(res, 200, list);
   else
     send(res, 200, renderShell(renderIndexPage(list), shellOf(target, viewer, false, list.title)));
-}
-
-/** The scorecard of the listed runs' judges (only runs whose workflow has a judge are read). */
-async function judgesOf(
-  runs: readonly StoredRun[],
-  store: Pick<Store, "listEvidence">,
-): Promise<ScorecardRow[]> {
-  const verdicts: Verdict[] = [];
-  for (const run of runs) {
-    const { definition } = decodeRun(run).document;
-    const judged = Object.values(definition.workflow.nodes).some((node) => "judge" in node);
-    if (!judged) continue;
-    const evidence = await store.listEvidence(run.runId);
-    verdicts.push(
-      ...verdictsOf(
-        definition,
-        evidence.map((e) => e.entry as EvidenceEntry),
-      ),
-    );
-  }
-  return scorecard(verdicts);
 }
 
 /** A run's page, a visit's page, the run as JSON, or an answer to its approval. */
