@@ -16,7 +16,12 @@ export async function readVerdicts(
     const { definition } = decodeRun(run).document;
     if (!Object.values(definition.workflow.nodes).some((node) => "judge" in node)) continue;
     const evidence = await store.listEvidence(run.runId);
-    verdicts.push(...verdictsOf(definition, evidence.map((e) => e.entry as EvidenceEntry)));
+    verdicts.push(
+      ...verdictsOf(
+        definition,
+        evidence.map((e) => e.entry as EvidenceEntry),
+      ),
+    );
   }
   return verdicts;
 }
