@@ -35,15 +35,7 @@ export async function upsertCheckRun(
   // created on); anything later on was created by this process and is in the memo.
   if (!memo.ids.has(key) && !memo.listed) {
     for (const sha of new Set([headSha, ...head.earlier])) {
-      const { data } = await callGitHub(`list check runs of ${sha}`, () =>
-        gh.request("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", {
-          owner: repo.owner,
-          repo: repo.repo,
-          ref: sha,
-          per_page: 100,
-        }),
-      );
-      for (const run of data.check_runs) {
+      for (const run of await listCheckRuns(gh, repo, sha)) {
         if (run.external_id === null || run.external_id === "") continue;
         const found = checkKey(run.external_id, sha);
         // A completed run check on an earlier head needs nothing more (it was superseded).
@@ -103,16 +95,24 @@ async function findCheckRun(
   externalId: string,
   sha: string,
 ): Promise<{ id: number; url: string } | undefined> {
-  const { data } = await callGitHub(`list check runs of ${sha}`, () =>
-    gh.request("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", {
+  const runs = await listCheckRuns(gh, repo, sha);
+  const run = runs.find((candidate) => candidate.external_id === externalId);
+  return run === undefined ? undefined : { id: Number(run.id), url: run.html_url ?? "" };
+}
+
+/**
+ * Every check run of a commit, all pages: other apps' and CI's check runs share the listing, so
+ * the app's own may be past the first 100.
+ */
+function listCheckRuns(gh: GitHub, repo: RepoRef, sha: string) {
+  return callGitHub(`list check runs of ${sha}`, () =>
+    gh.paginate("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", {
       owner: repo.owner,
       repo: repo.repo,
       ref: sha,
       per_page: 100,
     }),
   );
-  const run = data.check_runs.find((candidate) => candidate.external_id === externalId);
-  return run === undefined ? undefined : { id: Number(run.id), url: run.html_url ?? "" };
 }
 
 /**

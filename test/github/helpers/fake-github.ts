@@ -251,9 +251,18 @@ export class FakeGitHub {
     [
       "GET",
       /^\/repos\/[^/]+\/[^/]+\/commits\/([^/]+)\/check-runs$/,
-      ([sha]) => {
+      ([sha], request) => {
+        // In pages of per_page (default 30, at most 100), linked as GitHub links them.
         const runs = this.checkRuns.filter((run) => run.head_sha === sha);
-        return [200, { total_count: runs.length, check_runs: runs }];
+        const perPage = Math.min(Number(request.query.get("per_page") ?? 30), 100);
+        const page = Number(request.query.get("page") ?? 1);
+        const body = {
+          total_count: runs.length,
+          check_runs: runs.slice((page - 1) * perPage, page * perPage),
+        };
+        if (page * perPage >= runs.length) return [200, body];
+        const next = `${this.api}${request.path}?per_page=${perPage}&page=${page + 1}`;
+        return [200, body, { link: `<${next}>; rel="next"` }];
       },
     ],
     [

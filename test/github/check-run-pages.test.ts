@@ -1,0 +1,76 @@
+import type { IssueCommentCreatedEvent, IssuesLabeledEvent } from "@octokit/webhooks-types";
+import { afterEach, describe, expect, it } from "vitest";
+import { payloadOf, startTestApp, type TestApp } from "./helpers/harness.js";
+
+const WORKFLOW = `version: 1
+name: ship
+on:
+  label: clustercode
+nodes:
+  build:
+    kind: run
+    run: echo built > out.txt
+  gate:
+    kind: approval
+edges:
+  - { from: build, to: gate }
+  - { from: gate, to: done, label: approved }
+  - { from: gate, to: failed, label: rejected }
+`;
+
+describe("check runs past the first page", () => {
+  let app: TestApp;
+  afterEach(async () => {
+    expect(app.github.problems).toEqual([]);
+    await app.close();
+  });
+
+  it("after a restart, finds its own check runs behind 150 of CI's on the same commit", async () => {
+    app = await startTestApp(WORKFLOW);
+    app.github.permissions.set("alice", "write");
+    await app.deliver(
+      "issues",
+      payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
+        if (p.label !== undefined) p.label.name = "clustercode";
+        p.issue.number = 7;
+        p.sender.login = "alice";
+        p.sender.type = "User";
+      }),
+    );
+    const { state } = await app.waitForStatus("awaiting_input");
+    // CI's check runs on the run's head come first in the listing: ours are on page 2.
+    const ci = Array.from({ length: 150 }, (_, i) => ({
+      id: 10_000 + i,
+      html_url: `https://github.com/checks/${10_000 + i}`,
+      name: `ci-${i}`,
+      head_sha: state.lastSha,
+      external_id: `ci-${i}`,
+      status: "completed",
+    }));
+    app.github.checkRuns.unshift(...ci);
+    const ours = () =>
+      app.github.checkRuns.filter((run) => String(run.external_id).startsWith(state.runId));
+    const before = ours().length;
+
+    await app.restart();
+    await app.deliver(
+      "issue_comment",
+      payloadOf<IssueCommentCreatedEvent>("issue_comment", "created", (p) => {
+        p.issue.number = 7;
+        delete p.issue.pull_request;
+        p.comment.body = "/approve";
+        p.comment.user.login = "alice";
+        p.sender.login = "alice";
+        p.sender.type = "User";
+      }),
+    );
+    await app.waitForStatus("succeeded");
+    // Updated in place, none created twice for the same check and commit.
+    const keys = ours().map((run) => `${String(run.external_id)}@${String(run.head_sha)}`);
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(ours().length).toBe(before);
+    expect(app.github.calls("GET", /check-runs$/).some((c) => c.query.get("page") === "2")).toBe(
+      true,
+    );
+  }, 60_000);
+});
