@@ -5,6 +5,11 @@ import { DeliveryNotRecordedError } from "./delivery-error.js";
 /** Turns one recorded delivery into engine events and GitHub calls. */
 export type DeliveryHandler = (delivery: DeliveryRecord) => Promise<void>;
 
+/** How many unprocessed deliveries a sweep reads at a time, and queues at most. */
+const SWEEP_PAGE = 100;
+/** How many pages one sweep reads at most (a bound on its reads; the next sweep goes on). */
+const SWEEP_PAGES = 20;
+
 /**
  * Webhook intake: a delivery is recorded in the store (deduplicated on its X-GitHub-Delivery
  * id) before Probot acknowledges it, then processed and marked processed (in the background,
@@ -93,13 +98,20 @@ export class DeliveryIntake {
       return probe;
     };
     const left: DeliveryRecord[] = [];
-    for (const delivery of await this.deps.store.unprocessedDeliveries(100)) {
-      const { deliveryId, receivedAt, receivedBy } = delivery;
-      if (receivedAt > stale || this.#handling.has(deliveryId)) continue;
-      if (this.#queue.some((queued) => queued.deliveryId === deliveryId)) continue;
-      const others = receivedBy !== undefined && receivedBy !== this.deps.holder;
-      if (others && receivedAt > abandoned && !(await isGone(receivedBy))) continue;
-      left.push(delivery);
+    // Page past deliveries a live replica is busy with: what is behind them may be anybody's.
+    let after: DeliveryRecord | undefined;
+    for (let page = 0; page < SWEEP_PAGES && left.length < SWEEP_PAGE; page++) {
+      const found = await this.deps.store.unprocessedDeliveries(SWEEP_PAGE, after);
+      for (const delivery of found) {
+        const { deliveryId, receivedAt, receivedBy } = delivery;
+        if (receivedAt > stale || this.#handling.has(deliveryId)) continue;
+        if (this.#queue.some((queued) => queued.deliveryId === deliveryId)) continue;
+        const others = receivedBy !== undefined && receivedBy !== this.deps.holder;
+        if (others && receivedAt > abandoned && !(await isGone(receivedBy))) continue;
+        left.push(delivery);
+      }
+      after = found.at(-1);
+      if (found.length < SWEEP_PAGE || (after?.receivedAt ?? 0) > stale) break;
     }
     this.#queue.push(...left);
     this.#kick();
@@ -190,6 +202,6 @@ function sweepRecord(at: number): DeliveryRecord {
 }
 
 /** The lease a process holds while it runs, so others leave the deliveries it has alone. */
-function livenessLease(holder: string): string {
+export function livenessLease(holder: string): string {
   return `intake-alive:${holder}`;
 }

@@ -203,6 +203,11 @@ export function decodeTimer(item: Item): TimerRecord {
   };
 }
 
+/** Where a delivery sorts in the unprocessed index: by arrival, then id. */
+export function deliveryOrder(delivery: DeliveryRecord): string {
+  return `${padTime(delivery.receivedAt)}#${delivery.deliveryId}`;
+}
+
 /** A delivery, in the unprocessed index (gsi2) until it is processed. */
 export function encodeDelivery(delivery: DeliveryRecord): Item {
   const unprocessed = delivery.processedAt === undefined;
@@ -216,7 +221,7 @@ export function encodeDelivery(delivery: DeliveryRecord): Item {
     receivedAt: delivery.receivedAt,
     receivedBy: delivery.receivedBy,
     gsi2pk: unprocessed ? INDEX_PARTITIONS.unprocessedDeliveries : undefined,
-    gsi2sk: unprocessed ? `${padTime(delivery.receivedAt)}#${delivery.deliveryId}` : undefined,
+    gsi2sk: unprocessed ? deliveryOrder(delivery) : undefined,
     processedAt: delivery.processedAt,
   });
 }

@@ -186,9 +186,13 @@ export class DynamoStore implements Store {
     );
   }
 
-  async unprocessedDeliveries(limit = DEFAULT_LIMIT): Promise<DeliveryRecord[]> {
+  async unprocessedDeliveries(
+    limit = DEFAULT_LIMIT,
+    after?: DeliveryRecord,
+  ): Promise<DeliveryRecord[]> {
     const found = await this.#queryIndex(GSI.gsi2, INDEX_PARTITIONS.unprocessedDeliveries, {
       limit,
+      ...(after === undefined ? {} : { sortKey: { above: items.deliveryOrder(after) } }),
     });
     return found.map(items.decodeDelivery);
   }
@@ -275,7 +279,7 @@ export class DynamoStore implements Store {
     options: {
       limit: number;
       newestFirst?: boolean;
-      sortKey?: { below: string } | { prefix: string };
+      sortKey?: { below: string } | { above: string } | { prefix: string };
     },
   ): Promise<Item[]> {
     const values: Item = { ":pk": { S: partition } };
@@ -284,6 +288,9 @@ export class DynamoStore implements Store {
     if (sortKey !== undefined && "below" in sortKey) {
       condition += ` AND ${index}sk < :sk`;
       values[":sk"] = { S: sortKey.below };
+    } else if (sortKey !== undefined && "above" in sortKey) {
+      condition += ` AND ${index}sk > :sk`;
+      values[":sk"] = { S: sortKey.above };
     } else if (sortKey !== undefined) {
       condition += ` AND begins_with(${index}sk, :sk)`;
       values[":sk"] = { S: sortKey.prefix };

@@ -126,8 +126,11 @@ export interface Store {
    * (one request per 25: a processing process marks the deliveries it handled together).
    */
   markDeliveriesProcessed(deliveries: DeliveryRecord[], at: number): Promise<void>;
-  /** Deliveries recorded but not yet processed, oldest first (default limit 100), through an index. */
-  unprocessedDeliveries(limit?: number): Promise<DeliveryRecord[]>;
+  /**
+   * Deliveries recorded but not yet processed, oldest first (default limit 100), through an
+   * index; with `after`, those after that one (the next page).
+   */
+  unprocessedDeliveries(limit?: number, after?: DeliveryRecord): Promise<DeliveryRecord[]>;
 
   /**
    * Adds `usd` to the ledger of `scope` (e.g. `owner/repo#workflow#loop`) for `day` (YYYY-MM-DD,

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { DeliveryIntake } from "../../src/github/intake.js";
+import { DeliveryIntake, livenessLease } from "../../src/github/intake.js";
 import { RuntimeError } from "../../src/runtime/runtime-error.js";
 import { Runtime } from "../../src/runtime/runtime.js";
 import { StoreError } from "../../src/store/store-error.js";
@@ -237,5 +237,41 @@ describe("delivery intake", () => {
     } finally {
       stuck.stop();
     }
+  });
+});
+
+describe("the delivery sweep", () => {
+  it("pages past deliveries a live replica is busy with to those a gone replica left", async () => {
+    const store = await dynamo.newStore();
+    const now = 1_000_000;
+    const record = (id: string, receivedBy: string, receivedAt: number) =>
+      store.recordDelivery({
+        deliveryId: id,
+        event: "issues",
+        payload: {},
+        receivedAt,
+        receivedBy,
+      });
+    // 150 older deliveries of a replica that is alive (it holds its liveness lease)...
+    await store.acquireLease(livenessLease("busy"), "busy", now, 60_000);
+    for (let i = 0; i < 150; i++) await record(`busy-${i}`, "busy", now - 300_000 + i);
+    // ...and 5 newer ones of a replica that is gone (no lease).
+    for (let i = 0; i < 5; i++) await record(`gone-${i}`, "gone", now - 100_000 + i);
+    const handled: string[] = [];
+    const intake = new DeliveryIntake({
+      store,
+      holder: "here",
+      now: () => now,
+      handle: (delivery) => {
+        handled.push(delivery.deliveryId);
+        return Promise.resolve();
+      },
+      onError: (error) => {
+        throw error;
+      },
+    });
+    expect(await intake.sweep()).toBe(5);
+    await intake.idle();
+    expect(handled.sort()).toEqual(["gone-0", "gone-1", "gone-2", "gone-3", "gone-4"]);
   });
 });
