@@ -67,20 +67,26 @@ describe("OpenTelemetry export of a local run", () => {
   });
   afterAll(() => receiver.close());
 
-  async function runWith(env: Record<string, string>) {
+  async function runWith(env: Record<string, string>, approve = false) {
     const { repo, state } = makeRepo({ "workflow.yml": WORKFLOW });
-    const result = await runCli(["run", "workflow.yml", "--state-dir", state, "--format", "json"], {
+    const options = {
       cwd: repo,
       env: cliEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, ...env }),
       timeoutMs: 90_000,
-    });
+    };
+    const common = ["--state-dir", state, "--format", "json"];
+    const result = await runCli(["run", "workflow.yml", ...common], options);
     expect(result.stderr).not.toContain("Error");
     expect(result.code).toBe(3); // waiting at the approval
-    return (JSON.parse(result.stdout.trim().split("\n").at(-1) ?? "{}") as { run: string }).run;
+    const runId = (JSON.parse(result.stdout.trim().split("\n").at(-1) ?? "{}") as { run: string })
+      .run;
+    // Another process takes the run to its end: the same trace goes on.
+    if (approve) expect((await runCli(["approve", runId, ...common], options)).code).toBe(0);
+    return runId;
   }
 
   it("exports one trace per run over OTLP/HTTP JSON, each span with the run id and graph version", async () => {
-    const runId = await runWith({ OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" });
+    const runId = await runWith({ OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" }, true);
     const spans = spansIn(receiver).filter((s) => attribute(s, "clustercode.run.id") === runId);
     const version = graphVersion(WORKFLOW);
     expect(spans.length).toBeGreaterThan(0);
@@ -88,7 +94,18 @@ describe("OpenTelemetry export of a local run", () => {
     // One trace: every span of the run shares the trace id.
     expect(new Set(spans.map((s) => s.traceId)).size).toBe(1);
     const nodes = spans.filter((s) => s.name === "clustercode.node");
-    expect(nodes.map((s) => attribute(s, "clustercode.node.id"))).toEqual(["survey", "notes"]);
+    expect(nodes.map((s) => attribute(s, "clustercode.node.id"))).toEqual([
+      "survey",
+      "notes",
+      "review",
+    ]);
+    // The run span, exported by the process that ended the run, is every node's parent.
+    const runSpan = spans.find((s) => s.name === "clustercode.run");
+    expect(attribute(runSpan, "clustercode.outcome")).toBe("succeeded");
+    expect(runSpan?.parentSpanId ?? "").toBe("");
+    for (const node of nodes) expect(node.parentSpanId).toBe(runSpan?.spanId);
+    const wait = spans.find((s) => s.name === "clustercode.approval.wait");
+    expect(attribute(wait, "clustercode.outcome")).toBe("approved");
     const notes = nodes.find((s) => attribute(s, "clustercode.node.id") === "notes");
     expect(attribute(notes, "clustercode.engine")).toBe("stand-in");
     // The stand-in's CLI (bash) answered --version in the DevBox: the harness version.
