@@ -160,6 +160,9 @@ export class AppHost {
       now,
       holder,
       handle: (delivery) => opened_(box).handle(delivery),
+      ...(env.CLUSTERCODE_ACK_DEADLINE_MS === undefined
+        ? {}
+        : { ackDeadlineMs: Number(env.CLUSTERCODE_ACK_DEADLINE_MS) }),
       onError: (error, delivery) =>
         log.error(`delivery ${delivery.deliveryId} (${delivery.event})`, error),
     });

@@ -1,9 +1,16 @@
 import { isRetryable } from "../errors/app-error.js";
 import type { DeliveryRecord, Store } from "../store/store.js";
+import { StoreError } from "../store/store-error.js";
 import { DeliveryNotRecordedError } from "./delivery-error.js";
 
 /** Turns one recorded delivery into engine events and GitHub calls. */
 export type DeliveryHandler = (delivery: DeliveryRecord) => Promise<void>;
+
+/**
+ * How long the store may take to record a delivery before it is refused with a 5xx: well
+ * inside GitHub's 10 s, and before @octokit/webhooks acknowledges on its own after 9 s.
+ */
+export const ACK_DEADLINE_MS = 5_000;
 
 /** How many unprocessed deliveries a sweep reads at a time, and queues at most. */
 const SWEEP_PAGE = 100;
@@ -40,19 +47,26 @@ export class DeliveryIntake {
       staleMs?: number;
       /** Age after which an unprocessed delivery is taken over whoever has it; default 15 min. */
       abandonMs?: number;
+      /**
+       * Longest a delivery's record may take before the delivery is answered 5xx instead of
+       * acknowledged; default {@link ACK_DEADLINE_MS}.
+       */
+      ackDeadlineMs?: number;
     },
   ) {}
 
-  /**
-   * Records a delivery durably and queues it; false for a duplicate. Resolves before the ack;
-   * when the store fails, logs why and throws a {@link DeliveryNotRecordedError}, so GitHub gets
-   * a 5xx without the store's words and the delivery is not acknowledged.
-   */
   /** Deliveries recorded and waiting in this process's queue. */
   get depth(): number {
     return this.#queue.length;
   }
 
+  /**
+   * Records a delivery durably and queues it; false for a duplicate. Resolves before the ack;
+   * when the store fails, or has not answered within the acknowledgement deadline, logs why and
+   * throws a {@link DeliveryNotRecordedError}, so GitHub gets a 5xx without the store's words and
+   * the delivery is not acknowledged (GitHub's redelivery applies). A write that lands after
+   * its deadline is handled all the same, once.
+   */
   async record(deliveryId: string, event: string, payload: unknown): Promise<boolean> {
     const delivery: DeliveryRecord = {
       deliveryId,
@@ -61,17 +75,35 @@ export class DeliveryIntake {
       receivedAt: this.deps.now(),
       receivedBy: this.deps.holder,
     };
-    let recorded: boolean;
+    const writing = this.deps.store.recordDelivery(delivery);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<"late">((resolve) => {
+      timer = setTimeout(() => resolve("late"), this.deps.ackDeadlineMs ?? ACK_DEADLINE_MS);
+    });
+    let recorded: boolean | "late";
     try {
-      recorded = await this.deps.store.recordDelivery(delivery);
+      recorded = await Promise.race([writing, late]);
     } catch (error) {
       this.deps.onError(error, { ...delivery, payload: null });
       throw new DeliveryNotRecordedError(error);
+    } finally {
+      clearTimeout(timer);
     }
-    if (!recorded) return false;
+    if (recorded === "late") {
+      const error = new StoreError("unavailable", "the store did not record the delivery in time", {
+        retryable: true,
+      });
+      this.deps.onError(error, { ...delivery, payload: null });
+      writing.then((done) => done && this.#enqueue(delivery)).catch(() => undefined);
+      throw new DeliveryNotRecordedError(error);
+    }
+    if (recorded) this.#enqueue(delivery);
+    return recorded;
+  }
+
+  #enqueue(delivery: DeliveryRecord): void {
     this.#queue.push(delivery);
     this.#kick();
-    return true;
   }
 
   /**

@@ -39,13 +39,18 @@ async function serve(
   store: Partial<Store>,
   logged: unknown[],
   errors: unknown[] = [],
+  options: { ackDeadlineMs?: number; handled?: string[] } = {},
 ): Promise<string> {
   const intake = new DeliveryIntake({
     store: store as Store,
-    handle: () => Promise.resolve(),
+    handle: (delivery) => {
+      options.handled?.push(delivery.deliveryId);
+      return Promise.resolve();
+    },
     now: () => 0,
     holder: "here",
     onError: (error) => errors.push(error),
+    ...(options.ackDeadlineMs === undefined ? {} : { ackDeadlineMs: options.ackDeadlineMs }),
   });
   const host = { useAuth: () => undefined, intake } as unknown as AppHost;
   const log = recordingLog(logged);
@@ -140,6 +145,30 @@ describe("webhook requests", () => {
     // The detail is logged inside the app.
     expect(errors.map((error) => (error as Error).message)).toEqual([
       "Item size has exceeded the maximum allowed size",
+    ]);
+  });
+
+  it("answers 5xx, never an acknowledgement, when the store records slower than the deadline", async () => {
+    const errors: unknown[] = [];
+    const handled: string[] = [];
+    let land: (recorded: boolean) => void = () => undefined;
+    const slow = {
+      recordDelivery: () => new Promise<boolean>((resolve) => (land = resolve)),
+      markDeliveriesProcessed: () => Promise.resolve(),
+    };
+    const url = await serve(slow, [], errors, { ackDeadlineMs: 200, handled });
+    const response = await post(url, JSON.stringify(approval()));
+    expect(response.status).toBeGreaterThanOrEqual(500);
+    expect(await response.text()).toContain("the delivery could not be recorded");
+    expect(handled).toEqual([]);
+    // The write lands after all: the delivery is handled, once.
+    land(true);
+    for (let i = 0; i < 100 && handled.length === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(handled).toHaveLength(1);
+    expect(errors.map((error) => (error as Error).message)).toEqual([
+      "the store did not record the delivery in time",
     ]);
   });
 
