@@ -27,10 +27,56 @@ export function parseCommand(body: string): CommentCommand | undefined {
     if (line.startsWith("```")) fenced = !fenced;
     if (fenced) continue;
     const match = LINE.exec(line);
-    if (match === null) continue;
-    return commandOf(match[1] ?? "", (match[2] ?? "").trim());
+    if (match !== null) return commandOf(match[1] ?? "", (match[2] ?? "").trim());
+    const imitated = lookalikeOf(line);
+    if (imitated !== undefined) {
+      return {
+        kind: "invalid",
+        message: `\`${line.split(/\s/)[0] ?? ""}\` is not \`/${imitated}\`: it is spelled with lookalike or hidden characters, so it does nothing. Type the command in plain ASCII.`,
+      };
+    }
   }
   return undefined;
+}
+
+/** Letters of other scripts that look like the Latin letters of the command words. */
+const CONFUSABLES: Readonly<Record<string, string>> = {
+  а: "a",
+  е: "e",
+  о: "o",
+  р: "p",
+  с: "c",
+  у: "y",
+  х: "x",
+  і: "i",
+  ј: "j",
+  ѕ: "s",
+  ԁ: "d",
+  ɑ: "a",
+  ο: "o",
+  ρ: "p",
+  ν: "v",
+  τ: "t",
+  ι: "i",
+  κ: "k",
+  υ: "u",
+  ℓ: "l",
+  ı: "i",
+};
+const WORDS = /^(clustercode|approve|reject|cancel|retry|resolve)$/;
+
+/**
+ * The command word a line's first word imitates with lookalike letters (Cyrillic `а`, fullwidth
+ * `ａ`) or hidden characters inside it; undefined when it imitates none or is the word itself.
+ */
+function lookalikeOf(line: string): string | undefined {
+  const word = /^[/／](\S+)/u.exec(line)?.[1];
+  if (word === undefined || /^[\x21-\x7e]+$/.test(word)) return undefined;
+  const folded = [...word.normalize("NFKC").replace(/\p{Default_Ignorable_Code_Point}/gu, "")]
+    .map((char) => CONFUSABLES[char] ?? char)
+    .join("")
+    .toLowerCase();
+  return WORDS.test(folded) ? folded : undefined;
 }
 
 function commandOf(word: string, rest: string): CommentCommand {

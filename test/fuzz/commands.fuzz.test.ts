@@ -29,13 +29,13 @@ describe("the comment-command parser under fuzzing", () => {
     );
   });
 
-  it("takes a command word only when whitespace or the line's end follows it", () => {
+  it("takes a command word only when whitespace or the line's end follows it (else at most a reply)", () => {
     const glued = fc
       .string({ unit: "binary", minLength: 1, maxLength: 20 })
       .filter((rest) => !/^\s/.test(rest));
     fc.assert(
       fc.property(fc.constantFrom(...WORDS), glued, (word, rest) => {
-        expect(parseCommand(`/${word}${rest}`)).toBeUndefined();
+        expect([undefined, "invalid"]).toContain(parseCommand(`/${word}${rest}`)?.kind);
       }),
       { numRuns: runs(1_000, 50_000) },
     );

@@ -38,7 +38,6 @@ describe("comment commands", () => {
       "/cancel's fine",
       "/retry…",
       "/clustercode-run",
-      "/approve\u200b",
     ]) {
       expect(parseCommand(body), body).toBeUndefined();
     }
@@ -46,10 +45,20 @@ describe("comment commands", () => {
     expect(parseCommand("/approve-not yet\n/reject no")).toEqual({ kind: "reject", note: "no" });
   });
 
-  it("takes no lookalike of a command word", () => {
-    // Cyrillic а (U+0430), fullwidth ａ, and a Greek omicron in /clustercode.
-    for (const body of ["/\u0430pprove", "/\uff41pprove", "/clusterc\u03bfde run"]) {
-      expect(parseCommand(body), body).toBeUndefined();
+  it("takes no lookalike of a command word, and says why", () => {
+    // Cyrillic а (U+0430), fullwidth ａ, a Greek omicron in /clustercode, a hidden space.
+    for (const [body, word] of [
+      ["/\u0430pprove", "approve"],
+      ["/\uff41pprove", "approve"],
+      ["/clusterc\u03bfde run", "clustercode"],
+      ["/approve\u200b", "approve"],
+      ["/re\u200bject now", "reject"],
+    ] as const) {
+      const command = parseCommand(body);
+      expect(command?.kind, body).toBe("invalid");
+      expect(command?.kind === "invalid" ? command.message : "", body).toContain(
+        `is not \`/${word}\`: it is spelled with lookalike or hidden characters, so it does nothing`,
+      );
     }
   });
 

@@ -10,15 +10,27 @@ export interface IssueCommentPayload extends RepositoryPayload {
   comment: { body: string; html_url: string; user: { login: string; type: string } };
 }
 
-/** The command of a new comment by a person; undefined for anything else. */
+/**
+ * The command of a new comment by a person; undefined for anything else. A command in an
+ * edited comment is refused with a reason: an edit could turn an old comment into an approval.
+ */
 export function commandOf(payload: IssueCommentPayload): CommentCommand | undefined {
-  if (payload.action !== "created" || payload.sender.type !== "User") return undefined;
+  if (payload.sender.type !== "User") return undefined;
+  if (payload.action === "edited" && parseCommand(payload.comment.body) !== undefined) {
+    return {
+      kind: "invalid",
+      message:
+        "ClusterCode reads commands only in new comments, never in edited ones: post the command again as a new comment.",
+    };
+  }
+  if (payload.action !== "created") return undefined;
   return parseCommand(payload.comment.body);
 }
 
 /**
  * `issue_comment.created` from a human: `/clustercode run|status`, `/approve`, `/reject`,
- * `/cancel`, `/retry`, `/resolve`. Edits, deletions and bots' comments never count.
+ * `/cancel`, `/retry`, `/resolve`. Edits get a reply saying so and count for nothing; deletions
+ * and bots' comments are ignored (a reply to a bot could start two bots answering each other).
  */
 export async function onIssueComment(
   payload: IssueCommentPayload,
