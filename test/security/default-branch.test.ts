@@ -1,0 +1,60 @@
+import type { IssuesLabeledEvent, PullRequestOpenedEvent } from "@octokit/webhooks-types";
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { blobSha } from "../github/helpers/fake-github.js";
+import { payloadOf, startTestApp, type TestApp } from "../github/helpers/harness.js";
+
+const MAIN = `version: 1
+name: ship
+on: { label: clustercode }
+nodes:
+  build: { kind: run, run: echo built > built.txt }
+`;
+
+describe("workflows run only from the default branch", () => {
+  let app: TestApp;
+  afterEach(async () => {
+    expect(app.github.problems).toEqual([]);
+    await app.close();
+  });
+
+  it("never runs a workflow changed on a pull request branch: it is only validated", async () => {
+    const canary = join(mkdtempSync(join(tmpdir(), "cc-pr-")), "ran");
+    const changed = MAIN.replace("echo built > built.txt", `touch ${canary}`);
+    app = await startTestApp(MAIN);
+    app.github.permissions.set("alice", "write");
+    app.github.setFile("feature-sha", ".clustercode/workflow.yml", changed);
+    app.github.setFile("feature", ".clustercode/workflow.yml", changed);
+    app.github.pullFiles.set(12, [{ filename: ".clustercode/workflow.yml", status: "modified" }]);
+    await app.deliver(
+      "pull_request",
+      payloadOf<PullRequestOpenedEvent>("pull_request", "opened", (p) => {
+        p.number = 12;
+        p.pull_request.number = 12;
+        p.pull_request.head.sha = "feature-sha";
+        p.pull_request.head.ref = "feature";
+      }),
+    );
+    await app.deliver(
+      "issues",
+      payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
+        if (p.label !== undefined) p.label.name = "clustercode";
+        p.issue.number = 12;
+        p.sender.login = "alice";
+        p.sender.type = "User";
+      }),
+    );
+    const done = await app.waitForStatus("succeeded");
+    // The run pinned the default branch's file, and the PR's command never ran.
+    expect(done.definition.source?.sha).toBe(blobSha(MAIN));
+    expect(existsSync(canary)).toBe(false);
+    expect(
+      app.github
+        .calls("GET", /contents\/\.clustercode/)
+        .filter((call) => call.query.get("ref") !== "feature-sha")
+        .every((call) => call.query.get("ref") === "main"),
+    ).toBe(true);
+  }, 60_000);
+});
