@@ -1,0 +1,106 @@
+/* global process, console, URL */
+// Runs every benchmark, side by side in one session, and prints the Markdown table that
+// docs/benchmarks.md quotes (written there between its bench markers unless --no-write).
+//
+//   npm run bench                    the full counts (several minutes)
+//   node bench/run-all.js --quick    tiny counts: checks the benchmarks run, measures little
+//
+// Needs `npm run build` first (npm run bench does it).
+import { execFile } from "node:child_process";
+import { readFile, writeFile } from "node:fs/promises";
+import { cpus, loadavg } from "node:os";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+const root = new URL("../", import.meta.url).pathname;
+const quick = process.argv.includes("--quick");
+const write = !process.argv.includes("--no-write");
+
+/** Each benchmark: its arguments (full, quick), and how its output becomes table rows. */
+const BENCHES = [
+  {
+    script: "bench/validate-startup.js",
+    args: quick ? ["3"] : ["30"],
+    rows: (out) => [
+      {
+        measure: "`clustercode validate` start-up vs `node -e 0`",
+        result: `${grab(out, /median ratio\s+([\d.]+×)/)} (${grab(out, /validate <file>\s+median ([\d.]+ ms)/)} vs ${grab(out, /node -e 0\s+median ([\d.]+ ms)/)})`,
+        target: "< 6×",
+      },
+    ],
+  },
+  ...[1, 8, 100].map((concurrency) => ({
+    script: "bench/engine-throughput.js",
+    args: [quick ? "1" : concurrency === 100 ? "3" : "7", String(concurrency)],
+    rows: (out) => [
+      {
+        measure: `engine transitions/s, ${concurrency} run${concurrency === 1 ? "" : "s"} at once, embedded store`,
+        result: `${grab(out, /median transitions\/s: (\d+)/)}/s, ${grab(out, /store writes per transition: ([\d.]+)/)} writes each`,
+        target: concurrency === 1 ? "≥ 300/s" : concurrency === 100 ? "not slower than 8" : "—",
+      },
+    ],
+  })),
+  {
+    script: "bench/webhook-ack.js",
+    args: quick ? ["50", "1", "4", "1"] : ["100", "10", "16", "3"],
+    rows: (out) => [
+      {
+        measure: `webhook ack latency at ${quick ? 50 : 100}/s offered, a delivery the app records`,
+        result: `p50 ${grab(out, /app recorded\s+ack p50 ([\d.]+ ms)/)}, p99 ${grab(out, /app recorded\s+ack p50 [\d.]+ ms\s+p99 ([\d.]+ ms)/)}`,
+        target: "p99 ≤ 50 ms",
+      },
+      {
+        measure: "recorded deliveries/s vs a bare Probot app doing one `PutItem` each",
+        result: grab(out, /app recorded \/ durable: ([\d]+ %)/),
+        target: "≥ 150 %",
+      },
+      {
+        measure: "the same vs a bare no-op Probot app",
+        result: grab(out, /app recorded \/ bare:\s+([\d]+ %)/),
+        target: "—",
+      },
+    ],
+  },
+];
+
+function grab(text, pattern) {
+  return pattern.exec(text)?.[1] ?? "?";
+}
+
+const rows = [];
+for (const bench of BENCHES) {
+  const command = `node ${bench.script} ${bench.args.join(" ")}`;
+  process.stderr.write(`running ${command}\n`);
+  const { stdout } = await run(process.execPath, [bench.script, ...bench.args], {
+    cwd: root,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  for (const row of bench.rows(stdout)) rows.push({ ...row, command });
+}
+
+const when = new Date().toISOString().slice(0, 16).replace("T", " ");
+const table = [
+  `Measured ${when} UTC with \`npm run bench\`${quick ? " --quick (tiny counts)" : ""}: Node ${process.version}, ${cpus().length} cores, load average ${loadavg()[0].toFixed(1)} at the end.`,
+  "",
+  "| measure | result | target | command |",
+  "| --- | --- | --- | --- |",
+  ...rows.map((r) => `| ${r.measure} | ${r.result} | ${r.target} | \`${r.command}\` |`),
+].join("\n");
+console.log(table);
+
+if (write) {
+  const file = `${root}docs/benchmarks.md`;
+  const text = await readFile(file, "utf8");
+  const start = "<!-- bench:start -->";
+  const end = "<!-- bench:end -->";
+  const i = text.indexOf(start);
+  const j = text.indexOf(end);
+  const block = `${start}\n${table}\n${end}`;
+  await writeFile(
+    file,
+    i >= 0 && j > i
+      ? `${text.slice(0, i)}${block}${text.slice(j + end.length)}`
+      : text.replace(/\n## /, `\n## Latest run\n\n${block}\n\n## `),
+  );
+  process.stderr.write(`wrote the table to ${file}\n`);
+}

@@ -1,0 +1,28 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+
+describe("npm run bench", () => {
+  it("runs every benchmark and prints one table with a figure in every row", async () => {
+    const { stdout } = await run(process.execPath, ["bench/run-all.js", "--quick", "--no-write"], {
+      cwd: new URL("../../", import.meta.url).pathname,
+      timeout: 240_000,
+    });
+    const rows = stdout
+      .split("\n")
+      .filter((line) => line.startsWith("| ") && !line.startsWith("| measure"));
+    expect(rows.map((row) => row.split(" | ")[0])).toEqual([
+      "| `clustercode validate` start-up vs `node -e 0`",
+      "| engine transitions/s, 1 run at once, embedded store",
+      "| engine transitions/s, 8 runs at once, embedded store",
+      "| engine transitions/s, 100 runs at once, embedded store",
+      "| webhook ack latency at 50/s offered, a delivery the app records",
+      "| recorded deliveries/s vs a bare Probot app doing one `PutItem` each",
+      "| the same vs a bare no-op Probot app",
+    ]);
+    // Every figure was read from its benchmark's output.
+    for (const row of rows) expect(row).not.toMatch(/\?/);
+  }, 300_000);
+});
