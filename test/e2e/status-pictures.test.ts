@@ -1,4 +1,3 @@
-import type { IssuesLabeledEvent } from "@octokit/webhooks-types";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -7,7 +6,8 @@ import { marked } from "marked";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CheckRun } from "../github/helpers/fake-github.js";
-import { payloadOf, startTestApp, type TestApp } from "../github/helpers/harness.js";
+import { startTestApp, type TestApp } from "../github/helpers/harness.js";
+import { labeledIssue } from "../github/helpers/payloads.js";
 import { chromiumMissing, launchBrowser } from "./browser.js";
 
 /**
@@ -92,12 +92,8 @@ describe.skipIf(missing !== undefined)(
       app.github.permissions.set("alice", "write");
       await app.deliver(
         "issues",
-        payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
-          if (p.label !== undefined) p.label.name = "clustercode";
-          p.issue.number = 12;
+        labeledIssue(12, "alice", (p) => {
           p.issue.title = "Document the repository";
-          p.sender.login = "alice";
-          p.sender.type = "User";
         }),
       );
       runId = (await app.waitForStatus("awaiting_input", 60_000)).state.runId;

@@ -1,22 +1,6 @@
-import type { IssueCommentCreatedEvent, IssuesLabeledEvent } from "@octokit/webhooks-types";
 import { afterEach, describe, expect, it } from "vitest";
-import { payloadOf, startTestApp, type TestApp } from "./helpers/harness.js";
-
-const WORKFLOW = `version: 1
-name: ship
-on:
-  label: clustercode
-nodes:
-  build:
-    kind: run
-    run: echo built > out.txt
-  gate:
-    kind: approval
-edges:
-  - { from: build, to: gate }
-  - { from: gate, to: done, label: approved }
-  - { from: gate, to: failed, label: rejected }
-`;
+import { startTestApp, type TestApp } from "./helpers/harness.js";
+import { commentOn, labeledIssue, SHIP_WORKFLOW } from "./helpers/payloads.js";
 
 describe("check runs past the first page", () => {
   let app: TestApp;
@@ -26,17 +10,9 @@ describe("check runs past the first page", () => {
   });
 
   it("after a restart, finds its own check runs behind 150 of CI's on the same commit", async () => {
-    app = await startTestApp(WORKFLOW);
+    app = await startTestApp(SHIP_WORKFLOW);
     app.github.permissions.set("alice", "write");
-    await app.deliver(
-      "issues",
-      payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
-        if (p.label !== undefined) p.label.name = "clustercode";
-        p.issue.number = 7;
-        p.sender.login = "alice";
-        p.sender.type = "User";
-      }),
-    );
+    await app.deliver("issues", labeledIssue(7));
     const { state } = await app.waitForStatus("awaiting_input");
     // CI's check runs on the run's head come first in the listing: ours are on page 2.
     const ci = Array.from({ length: 150 }, (_, i) => ({
@@ -53,17 +29,7 @@ describe("check runs past the first page", () => {
     const before = ours().length;
 
     await app.restart();
-    await app.deliver(
-      "issue_comment",
-      payloadOf<IssueCommentCreatedEvent>("issue_comment", "created", (p) => {
-        p.issue.number = 7;
-        delete p.issue.pull_request;
-        p.comment.body = "/approve";
-        p.comment.user.login = "alice";
-        p.sender.login = "alice";
-        p.sender.type = "User";
-      }),
-    );
+    await app.deliver("issue_comment", commentOn(7, "/approve", "alice"));
     await app.waitForStatus("succeeded");
     // Updated in place, none created twice for the same check and commit.
     const keys = ours().map((run) => `${String(run.external_id)}@${String(run.head_sha)}`);

@@ -1,26 +1,7 @@
-import type {
-  CheckRunCompletedEvent,
-  IssuesLabeledEvent,
-  PullRequestClosedEvent,
-} from "@octokit/webhooks-types";
+import type { CheckRunCompletedEvent, PullRequestClosedEvent } from "@octokit/webhooks-types";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { OWNER, payloadOf, REPO, startTestApp, type TestApp } from "./helpers/harness.js";
-
-const WORKFLOW = `version: 1
-name: ship
-on:
-  label: clustercode
-nodes:
-  build:
-    kind: run
-    run: echo built > out.txt
-  gate:
-    kind: approval
-edges:
-  - { from: build, to: gate }
-  - { from: gate, to: done, label: approved }
-  - { from: gate, to: failed, label: rejected }
-`;
+import { labeledIssue, SHIP_WORKFLOW } from "./helpers/payloads.js";
 
 /** What happened to a run's work on GitHub after the fact is recorded on the run. */
 describe("a run's pull request and CI, after the fact", () => {
@@ -28,17 +9,9 @@ describe("a run's pull request and CI, after the fact", () => {
   let runId: string;
   let branch: string;
   beforeEach(async () => {
-    app = await startTestApp(WORKFLOW);
+    app = await startTestApp(SHIP_WORKFLOW);
     app.github.permissions.set("alice", "write");
-    await app.deliver(
-      "issues",
-      payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
-        if (p.label !== undefined) p.label.name = "clustercode";
-        p.issue.number = 7;
-        p.sender.login = "alice";
-        p.sender.type = "User";
-      }),
-    );
+    await app.deliver("issues", labeledIssue(7));
     const waiting = await app.waitForStatus("awaiting_input");
     runId = waiting.state.runId;
     branch = waiting.definition.branch;

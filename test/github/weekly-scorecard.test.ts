@@ -1,10 +1,10 @@
-import type { IssueCommentCreatedEvent, IssuesLabeledEvent } from "@octokit/webhooks-types";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { isoWeek, SCORECARD_TITLE } from "../../src/github/weekly-scorecard.js";
-import { OWNER, payloadOf, REPO, startTestApp, type TestApp } from "./helpers/harness.js";
+import { OWNER, REPO, startTestApp, type TestApp } from "./helpers/harness.js";
+import { commentOn, labeledIssue } from "./helpers/payloads.js";
 
 const WORKFLOW = `version: 1
 name: judged
@@ -48,27 +48,9 @@ describe("the weekly judge scorecard comment (opt-in)", () => {
       },
     });
     app.github.permissions.set("alice", "write");
-    await app.deliver(
-      "issues",
-      payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
-        if (p.label !== undefined) p.label.name = "clustercode";
-        p.issue.number = 7;
-        p.sender.login = "alice";
-        p.sender.type = "User";
-      }),
-    );
+    await app.deliver("issues", labeledIssue(7));
     await app.waitForStatus("awaiting_input");
-    await app.deliver(
-      "issue_comment",
-      payloadOf<IssueCommentCreatedEvent>("issue_comment", "created", (p) => {
-        p.issue.number = 7;
-        delete p.issue.pull_request;
-        p.comment.body = "/reject not ready";
-        p.comment.user.login = "alice";
-        p.sender.login = "alice";
-        p.sender.type = "User";
-      }),
-    );
+    await app.deliver("issue_comment", commentOn(7, "/reject not ready", "alice"));
     await app.waitForStatus("failed");
 
     expect(await app.host.weekly?.tick()).toEqual([`${OWNER}/${REPO}`]);

@@ -1,10 +1,7 @@
-import type {
-  IssueCommentCreatedEvent,
-  IssueCommentEditedEvent,
-  IssuesLabeledEvent,
-} from "@octokit/webhooks-types";
+import type { IssueCommentEditedEvent } from "@octokit/webhooks-types";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { payloadOf, startTestApp, type TestApp } from "../github/helpers/harness.js";
+import { commentOn, labeledIssue } from "../github/helpers/payloads.js";
 
 const GATED = `version: 1
 name: ship
@@ -23,17 +20,6 @@ edges:
   - { from: gate, to: failed, label: rejected }
 `;
 
-function comment(body: string, login: string, options: { issue?: number; bot?: boolean } = {}) {
-  return payloadOf<IssueCommentCreatedEvent>("issue_comment", "created", (p) => {
-    p.issue.number = options.issue ?? 9;
-    delete p.issue.pull_request;
-    p.comment.body = body;
-    p.comment.user.login = login;
-    p.sender.login = login;
-    p.sender.type = options.bot === true ? "Bot" : "User";
-  });
-}
-
 /** Every way of answering an approval that must not count, each refused with a reply. */
 describe("approvals only permitted people can give", () => {
   let app: TestApp;
@@ -44,15 +30,7 @@ describe("approvals only permitted people can give", () => {
     app.github.permissions.set("bob", "write");
     app.github.permissions.set("eve", "read");
     app.github.permissions.set("mallory", "none");
-    await app.deliver(
-      "issues",
-      payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
-        if (p.label !== undefined) p.label.name = "clustercode";
-        p.issue.number = 9;
-        p.sender.login = "alice";
-        p.sender.type = "User";
-      }),
-    );
+    await app.deliver("issues", labeledIssue(9));
     runId = (await app.waitForStatus("awaiting_input")).state.runId;
   });
   afterEach(async () => {
@@ -82,19 +60,19 @@ describe("approvals only permitted people can give", () => {
   }
 
   it("refuses a non-collaborator, a reader, the starter, another issue, a lookalike and an edit, each with a reply", async () => {
-    await refused("issue_comment", comment("/approve", "mallory"), /mallory/);
-    await refused("issue_comment", comment("/approve lgtm", "eve"), /eve/);
+    await refused("issue_comment", commentOn(9, "/approve", "mallory"), /mallory/);
+    await refused("issue_comment", commentOn(9, "/approve lgtm", "eve"), /eve/);
     // The starter, under prevent_self_approval.
-    await refused("issue_comment", comment("/approve", "alice"), /alice/);
+    await refused("issue_comment", commentOn(9, "/approve", "alice"), /alice/);
     await refused(
       "issue_comment",
-      comment("/approve", "bob", { issue: 10 }),
+      commentOn(10, "/approve", "bob"),
       /there is no ClusterCode run here/,
     );
     // /аpprove with a Cyrillic а.
     await refused(
       "issue_comment",
-      comment("/\u0430pprove", "bob"),
+      commentOn(9, "/\u0430pprove", "bob"),
       /is not `\/approve`: it is spelled with lookalike or hidden characters/,
     );
     const edited = payloadOf<IssueCommentEditedEvent>("issue_comment", "edited", (p) => {
@@ -107,10 +85,14 @@ describe("approvals only permitted people can give", () => {
     });
     await refused("issue_comment", edited, /only in new comments/);
     // A bot's /approve is ignored without a reply (two bots must not answer each other).
-    await refused("issue_comment", comment("/approve", "helper[bot]", { bot: true }), undefined);
+    await refused(
+      "issue_comment",
+      commentOn(9, "/approve", "helper[bot]", { bot: true }),
+      undefined,
+    );
 
     // The same approval from a permitted person, in a new comment, is taken.
-    await app.deliver("issue_comment", comment("/approve", "bob"));
+    await app.deliver("issue_comment", commentOn(9, "/approve", "bob"));
     expect((await app.waitForStatus("succeeded")).state.status).toBe("succeeded");
     expect(await answered()).toEqual([expect.objectContaining({ actor: "bob" })]);
   }, 60_000);

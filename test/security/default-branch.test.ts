@@ -1,10 +1,11 @@
-import type { IssuesLabeledEvent, PullRequestOpenedEvent } from "@octokit/webhooks-types";
+import type { PullRequestOpenedEvent } from "@octokit/webhooks-types";
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { blobSha } from "../github/helpers/fake-github.js";
 import { payloadOf, startTestApp, type TestApp } from "../github/helpers/harness.js";
+import { labeledIssue } from "../github/helpers/payloads.js";
 
 const MAIN = `version: 1
 name: ship
@@ -37,15 +38,7 @@ describe("workflows run only from the default branch", () => {
         p.pull_request.head.ref = "feature";
       }),
     );
-    await app.deliver(
-      "issues",
-      payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
-        if (p.label !== undefined) p.label.name = "clustercode";
-        p.issue.number = 12;
-        p.sender.login = "alice";
-        p.sender.type = "User";
-      }),
-    );
+    await app.deliver("issues", labeledIssue(12));
     const done = await app.waitForStatus("succeeded");
     // The run pinned the default branch's file, and the PR's command never ran.
     expect(done.definition.source?.sha).toBe(blobSha(MAIN));

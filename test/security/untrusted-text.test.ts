@@ -1,10 +1,10 @@
-import type { IssueCommentCreatedEvent, IssuesLabeledEvent } from "@octokit/webhooks-types";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { payloadOf, startTestApp, type TestApp } from "../github/helpers/harness.js";
+import { startTestApp, type TestApp } from "../github/helpers/harness.js";
+import { commentOn, labeledIssue } from "../github/helpers/payloads.js";
 
 /** Where a command smuggled in issue text would leave its mark, if it ever ran. */
 const dir = mkdtempSync(join(tmpdir(), "cc-canary-"));
@@ -73,13 +73,9 @@ describe("untrusted issue text and a DevBox secret", () => {
     app.github.permissions.set("bob", "write");
     await app.deliver(
       "issues",
-      payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
-        if (p.label !== undefined) p.label.name = "clustercode";
-        p.issue.number = 5;
+      labeledIssue(5, "alice", (p) => {
         p.issue.title = TITLE;
         p.issue.body = BODY;
-        p.sender.login = "alice";
-        p.sender.type = "User";
       }),
     );
     const waiting = await app.waitForStatus("awaiting_input", 60_000);
@@ -87,14 +83,7 @@ describe("untrusted issue text and a DevBox secret", () => {
     branch = waiting.definition.branch;
     await app.deliver(
       "issue_comment",
-      payloadOf<IssueCommentCreatedEvent>("issue_comment", "created", (p) => {
-        p.issue.number = 5;
-        delete p.issue.pull_request;
-        p.comment.body = `/approve $(touch ${mark(11)}) ${SECRET.slice(0, 4)}`;
-        p.comment.user.login = "bob";
-        p.sender.login = "bob";
-        p.sender.type = "User";
-      }),
+      commentOn(5, `/approve $(touch ${mark(11)}) ${SECRET.slice(0, 4)}`, "bob"),
     );
     await app.waitForStatus("succeeded", 60_000);
   }, 120_000);
