@@ -57,8 +57,13 @@ export class Admission {
   /**
    * Starts queued run `runId` of `workflow` in `repo` through `runs` when admission allows it
    * now and no run is queued ahead of it. True when it was started, false when it stays queued.
+   * A workflow without `admission:` has no queue: its run starts at once, reading no other run.
    */
   async admit(repo: string, workflow: Workflow, runId: string, runs: RunDriver): Promise<boolean> {
+    if (workflow.admission === undefined) {
+      await runs.deliver(runId, { type: "run.start", at: this.deps.now() });
+      return true;
+    }
     const counts = await this.counts(repo, workflow.name);
     const ahead = { ...counts, queued: counts.queued.filter((run) => run.runId !== runId) };
     if (ahead.queued.length > 0 || !(await this.admits(repo, workflow, ahead))) return false;
