@@ -45,8 +45,13 @@ function serveApp() {
         log: { error: (message, error) => app.log.error({ err: error }, message) },
       });
       await clusterCodeApp(host, webhooks)(app, options);
-      await host.recover();
-      host.start();
+      // In the background, so that the server (and its health check) answers at once after a
+      // restart however many runs are parked; the periodic parts start once recovery is done.
+      const onRecoveryError = (error: unknown) => app.log.error({ err: error }, "recovering runs");
+      void host
+        .recover()
+        .catch(onRecoveryError)
+        .finally(() => host.start());
       // In the background: the app serves webhooks while it reads every repository's schedules.
       const onError = (error: unknown) => app.log.error({ err: error }, "registering schedules");
       void host.registerSchedules(onError).catch(onError);
