@@ -12,7 +12,10 @@ describe("npm run bench", () => {
     });
     const rows = stdout
       .split("\n")
-      .filter((line) => line.startsWith("| ") && !line.startsWith("| measure"));
+      .filter(
+        (line) =>
+          line.startsWith("| ") && !line.startsWith("| measure") && !line.startsWith("| ---"),
+      );
     expect(rows.map((row) => row.split(" | ")[0])).toEqual([
       "| `clustercode validate` start-up vs `node -e 0`",
       "| engine transitions/s, 1 run at once, embedded store",
