@@ -6,7 +6,9 @@ import {
   trace,
   TraceFlags,
   type Attributes,
+  type Context,
   type Link,
+  type Meter,
   type SpanContext,
 } from "@opentelemetry/api";
 import { NodeSDK } from "@opentelemetry/sdk-node";
@@ -44,19 +46,9 @@ function spanContext(traceId: string, spanId: string): SpanContext {
   return { traceId, spanId, traceFlags: TraceFlags.SAMPLED, isRemote: true };
 }
 
-/**
- * OpenTelemetry through the official SDK, configured by the standard `OTEL_*` variables (the
- * exporter, its endpoint and protocol, the service name and resource attributes). Spans are
- * derived from each transition's evidence once the thing they time has ended, with ids derived
- * from the run id, so a run continued by another process stays one trace.
- */
-export function startOpenTelemetry(): Telemetry {
-  const ids = new PlannedIds();
-  const sdk = new NodeSDK({ idGenerator: ids, instrumentations: [] });
-  sdk.start();
-  const tracer = trace.getTracer(NAME);
-  const meter = metrics.getMeter(NAME);
-  const instruments = {
+/** The counters and histograms runs and webhooks feed. */
+function instrumentsOf(meter: Meter) {
+  return {
     runsStarted: meter.createCounter("clustercode.runs.started", { description: "Runs started" }),
     runsEnded: meter.createCounter("clustercode.runs.ended", {
       description: "Runs ended, by outcome",
@@ -81,134 +73,166 @@ export function startOpenTelemetry(): Telemetry {
       description: "Webhook acknowledgement latency",
     }),
   };
-  /** What this process saw of each node visit in earlier evidence (bounded). */
-  const seen = new Map<string, SeenBefore>();
-  const remember = (key: string, update: SeenBefore) => {
-    const merged = { ...seen.get(key), ...update };
-    seen.delete(key);
-    seen.set(key, merged);
-    if (seen.size > 1000) seen.delete(seen.keys().next().value ?? "");
-  };
+}
 
-  const emit = (span: RunSpan, runId: string) => {
+/**
+ * OpenTelemetry through the official SDK, configured by the standard `OTEL_*` variables (the
+ * exporter, its endpoint and protocol, the service name and resource attributes). Spans are
+ * derived from each transition's evidence once the thing they time has ended, with ids derived
+ * from the run id, so a run continued by another process stays one trace.
+ */
+class OpenTelemetry implements Telemetry {
+  readonly #ids = new PlannedIds();
+  readonly #sdk = new NodeSDK({ idGenerator: this.#ids, instrumentations: [] });
+  readonly #tracer;
+  readonly #meter;
+  readonly #instruments;
+  /** What this process saw of each node visit in earlier evidence (bounded). */
+  readonly #seen = new Map<string, SeenBefore>();
+
+  constructor() {
+    this.#sdk.start();
+    this.#tracer = trace.getTracer(NAME);
+    this.#meter = metrics.getMeter(NAME);
+    this.#instruments = instrumentsOf(this.#meter);
+  }
+
+  observe(run: RunDocument, repo: string, effects: readonly Effect[]): void {
+    const { runId } = run.definition;
+    for (const effect of effects) {
+      if (effect.type !== "evidence") continue;
+      const { entry } = effect;
+      if (entry.kind === "run.started") {
+        this.#instruments.runsStarted.add(1, { workflow: run.definition.workflow.name });
+      }
+      const key = `${runId}/${String(entry.node)}`;
+      for (const span of spansOf(run, repo, entry, this.#seen.get(key))) {
+        this.#emit(span, runId);
+        this.#count(run, span);
+      }
+      if (entry.kind === "loop.iteration") this.#remember(key, { iterationStart: entry.at });
+      if (entry.kind === "command.dispatched" && typeof entry.harness === "string") {
+        this.#remember(key, { harness: entry.harness });
+      }
+      if (entry.kind === "node.finished") this.#seen.delete(key);
+    }
+  }
+
+  webhook(delivery: string, event: string, acknowledgedMs: number, recorded: boolean): void {
+    const traceId = traceIdOf(delivery);
+    const now = Date.now();
+    this.#span({ traceId, spanId: spanIdOf(traceId, "webhook") }, ROOT_CONTEXT, {
+      name: "clustercode.webhook",
+      start: now - acknowledgedMs,
+      end: now,
+      attributes: {
+        "github.delivery": delivery,
+        "github.event": event,
+        "clustercode.webhook.recorded": recorded,
+      },
+      links: [],
+    });
+    this.#instruments.webhookAck.record(acknowledgedMs, { event, recorded });
+  }
+
+  gauges(sources: Gauges): void {
+    this.#meter
+      .createObservableGauge("clustercode.intake.queue.depth", {
+        description: "Deliveries waiting in the intake",
+      })
+      .addCallback((result) => result.observe(sources.intakeDepth()));
+    this.#meter
+      .createObservableGauge("clustercode.admission.queue.length", {
+        description: "Runs queued by admission",
+      })
+      .addCallback(async (result) => result.observe(await sources.admissionQueue()));
+  }
+
+  async shutdown(): Promise<void> {
+    await context.with(ROOT_CONTEXT, () => this.#sdk.shutdown());
+  }
+
+  #remember(key: string, update: SeenBefore): void {
+    const merged = { ...this.#seen.get(key), ...update };
+    this.#seen.delete(key);
+    this.#seen.set(key, merged);
+    if (this.#seen.size > 1000) this.#seen.delete(this.#seen.keys().next().value ?? "");
+  }
+
+  /** Exports a run's span under its derived ids, in its run's trace under its parent. */
+  #emit(span: RunSpan, runId: string): void {
     const traceId = traceIdOf(runId);
     const parent =
       span.parent === undefined
         ? ROOT_CONTEXT
         : trace.setSpanContext(ROOT_CONTEXT, spanContext(traceId, spanIdOf(traceId, span.parent)));
+    const delivery = span.delivery === undefined ? undefined : traceIdOf(span.delivery);
     const links: Link[] =
-      span.delivery === undefined
+      delivery === undefined
         ? []
-        : [
-            {
-              context: spanContext(
-                traceIdOf(span.delivery),
-                spanIdOf(traceIdOf(span.delivery), "webhook"),
-              ),
-            },
-          ];
-    ids.planned = { traceId, spanId: spanIdOf(traceId, span.key) };
+        : [{ context: spanContext(delivery, spanIdOf(delivery, "webhook")) }];
+    this.#span({ traceId, spanId: spanIdOf(traceId, span.key) }, parent, { ...span, links });
+  }
+
+  /** Starts and ends a span with the ids given (the SDK asks the id generator for them). */
+  #span(
+    ids: { traceId: string; spanId: string },
+    parent: Context,
+    span: Pick<RunSpan, "name" | "start" | "end" | "attributes"> & { links: Link[] },
+  ): void {
+    this.#ids.planned = ids;
     try {
-      tracer
-        .startSpan(span.name, { startTime: span.start, attributes: span.attributes, links }, parent)
+      this.#tracer
+        .startSpan(
+          span.name,
+          { startTime: span.start, attributes: span.attributes, links: span.links },
+          parent,
+        )
         .end(span.end);
     } finally {
-      ids.planned = undefined;
+      this.#ids.planned = undefined;
     }
-  };
+  }
 
-  const count = (run: RunDocument, span: RunSpan) => {
+  /** The metrics a finished span feeds. */
+  #count(run: RunDocument, span: RunSpan): void {
     const attributes = span.attributes as Attributes;
-    const cost = attributes["clustercode.cost.usd"];
+    const outcome = String(attributes["clustercode.outcome"]);
+    switch (span.name) {
+      case "clustercode.command":
+      case "clustercode.judge":
+        this.#countSpend(attributes);
+        break;
+      case "clustercode.node":
+        this.#instruments.nodeDuration.record(span.end - span.start, {
+          kind: String(attributes["clustercode.node.kind"]),
+          outcome,
+        });
+        break;
+      case "clustercode.approval.wait":
+        this.#instruments.approvalWait.record(span.end - span.start, { outcome });
+        break;
+      case "clustercode.run":
+        this.#instruments.runsEnded.add(1, { outcome, workflow: run.definition.workflow.name });
+        break;
+    }
+  }
+
+  #countSpend(attributes: Attributes): void {
     const by = {
       engine: String(attributes["clustercode.engine"] ?? "judge"),
       model: String(attributes["clustercode.model"] ?? "unknown"),
     };
-    if (span.name === "clustercode.command" || span.name === "clustercode.judge") {
-      if (typeof cost === "number" && cost > 0) instruments.spend.add(cost, by);
-      for (const kind of ["input", "output"]) {
-        const value = attributes[`clustercode.tokens.${kind}`];
-        if (typeof value === "number") instruments.tokens.add(value, { ...by, kind });
-      }
+    const cost = attributes["clustercode.cost.usd"];
+    if (typeof cost === "number" && cost > 0) this.#instruments.spend.add(cost, by);
+    for (const kind of ["input", "output"]) {
+      const value = attributes[`clustercode.tokens.${kind}`];
+      if (typeof value === "number") this.#instruments.tokens.add(value, { ...by, kind });
     }
-    if (span.name === "clustercode.node") {
-      instruments.nodeDuration.record(span.end - span.start, {
-        kind: String(attributes["clustercode.node.kind"]),
-        outcome: String(attributes["clustercode.outcome"]),
-      });
-    }
-    if (span.name === "clustercode.approval.wait") {
-      instruments.approvalWait.record(span.end - span.start, {
-        outcome: String(attributes["clustercode.outcome"]),
-      });
-    }
-    if (span.name === "clustercode.run") {
-      instruments.runsEnded.add(1, {
-        outcome: String(attributes["clustercode.outcome"]),
-        workflow: run.definition.workflow.name,
-      });
-    }
-  };
+  }
+}
 
-  return {
-    observe(run, repo, effects: readonly Effect[]) {
-      const { runId } = run.definition;
-      for (const effect of effects) {
-        if (effect.type !== "evidence") continue;
-        const { entry } = effect;
-        if (entry.kind === "run.started") {
-          instruments.runsStarted.add(1, { workflow: run.definition.workflow.name });
-        }
-        const key = `${runId}/${String(entry.node)}`;
-        for (const span of spansOf(run, repo, entry, seen.get(key))) {
-          emit(span, runId);
-          count(run, span);
-        }
-        if (entry.kind === "loop.iteration") remember(key, { iterationStart: entry.at });
-        if (entry.kind === "command.dispatched" && typeof entry.harness === "string") {
-          remember(key, { harness: entry.harness });
-        }
-        if (entry.kind === "node.finished") seen.delete(key);
-      }
-    },
-    webhook(delivery, event, acknowledgedMs, recorded) {
-      const traceId = traceIdOf(delivery);
-      const now = Date.now();
-      ids.planned = { traceId, spanId: spanIdOf(traceId, "webhook") };
-      try {
-        tracer
-          .startSpan(
-            "clustercode.webhook",
-            {
-              startTime: now - acknowledgedMs,
-              attributes: {
-                "github.delivery": delivery,
-                "github.event": event,
-                "clustercode.webhook.recorded": recorded,
-              },
-            },
-            ROOT_CONTEXT,
-          )
-          .end(now);
-      } finally {
-        ids.planned = undefined;
-      }
-      instruments.webhookAck.record(acknowledgedMs, { event, recorded });
-    },
-    gauges(sources: Gauges) {
-      meter
-        .createObservableGauge("clustercode.intake.queue.depth", {
-          description: "Deliveries waiting in the intake",
-        })
-        .addCallback((result) => result.observe(sources.intakeDepth()));
-      meter
-        .createObservableGauge("clustercode.admission.queue.length", {
-          description: "Runs queued by admission",
-        })
-        .addCallback(async (result) => result.observe(await sources.admissionQueue()));
-    },
-    async shutdown() {
-      await context.with(ROOT_CONTEXT, () => sdk.shutdown());
-    },
-  };
+/** Starts OpenTelemetry from the standard `OTEL_*` variables. */
+export function startOpenTelemetry(): Telemetry {
+  return new OpenTelemetry();
 }
