@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { readVerdicts } from "../scorecard/read-verdicts.js";
-import { scorecard, type ScorecardRow } from "../scorecard/scorecard.js";
-import { parseDuration } from "../workflow/duration.js";
+import { formatShare, scorecard, type ScorecardRow } from "../scorecard/scorecard.js";
+import { DURATION_PATTERN, parseDuration } from "../workflow/duration.js";
 import { readStateDir } from "./busy-state-dir.js";
 import { formatOption, parseOptions, UsageError, type Command } from "./command.js";
 import { findGitRoot } from "./find-workflows.js";
@@ -11,7 +11,7 @@ import { usableStateDir } from "./run-output.js";
 /** `--since`: a date (2026-11-01, or any ISO time) or a duration back from now (7d, 12h). */
 export function sinceOf(text: string | undefined, now: number): number {
   if (text === undefined) return 0;
-  if (/^\d+[smhd]$/.test(text)) return now - parseDuration(text);
+  if (DURATION_PATTERN.test(text)) return now - parseDuration(text);
   const at = Date.parse(text);
   if (Number.isNaN(at)) {
     throw new UsageError(
@@ -31,10 +31,6 @@ async function repositoryOf(cwd: string, given: string | undefined): Promise<str
   return /^[\w.-]+\/[\w.-]+$/.test(given) && !existsSync(path) ? given : path;
 }
 
-function percent(share: number): string {
-  return `${(share * 100).toFixed(0)} %`;
-}
-
 function table(rows: readonly ScorecardRow[]): string {
   if (rows.length === 0) return "no judge verdicts in these runs\n";
   const lines = [
@@ -44,8 +40,8 @@ function table(rows: readonly ScorecardRow[]): string {
       row.model,
       String(row.verdicts),
       String(row.overturned),
-      percent(row.overturnRate),
-      percent(row.independentShare),
+      formatShare(row.overturnRate),
+      formatShare(row.independentShare),
     ]),
   ];
   const widths = lines[0]?.map((_, column) =>

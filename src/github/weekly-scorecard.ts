@@ -1,6 +1,6 @@
 import { isRetryable } from "../errors/app-error.js";
 import { readVerdicts } from "../scorecard/read-verdicts.js";
-import { scorecard, type Verdict } from "../scorecard/scorecard.js";
+import { formatShare, scorecard, type Verdict } from "../scorecard/scorecard.js";
 import type { Store } from "../store/store.js";
 import { isLogin } from "./comments.js";
 import { callGitHub } from "./errors.js";
@@ -24,13 +24,11 @@ export function isoWeek(at: number): string {
   return `${year}-W${String(week).padStart(2, "0")}`;
 }
 
-const percent = (share: number) => `${(share * 100).toFixed(0)} %`;
-
 /** The summary comment of a week: the judges' figures and what overturned them. */
 export function renderWeeklyScorecard(week: string, verdicts: readonly Verdict[]): string {
   const rows = scorecard(verdicts).map(
     (row) =>
-      `| ${row.provider} | \`${row.model}\` | ${row.verdicts} | ${row.overturned} | ${percent(row.overturnRate)} | ${percent(row.independentShare)} |`,
+      `| ${row.provider} | \`${row.model}\` | ${row.verdicts} | ${row.overturned} | ${formatShare(row.overturnRate)} | ${formatShare(row.independentShare)} |`,
   );
   const overturned = verdicts
     .filter((v) => v.overturned !== undefined)

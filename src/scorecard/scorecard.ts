@@ -164,3 +164,8 @@ export function scorecard(verdicts: readonly Verdict[]): ScorecardRow[] {
     }))
     .sort((a, b) => b.verdicts - a.verdicts || a.provider.localeCompare(b.provider));
 }
+
+/** A share as the scorecard shows it: `17 %`. */
+export function formatShare(share: number): string {
+  return `${(share * 100).toFixed(0)} %`;
+}

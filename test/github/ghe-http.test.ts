@@ -3,22 +3,7 @@ import { execFileSync } from "node:child_process";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GitHttpServer } from "./helpers/git-http-server.js";
 import { OWNER, payloadOf, REPO, startTestApp, type TestApp } from "./helpers/harness.js";
-
-const WORKFLOW = `version: 1
-name: ship
-on:
-  label: clustercode
-nodes:
-  build:
-    kind: run
-    run: echo built > out.txt
-  gate:
-    kind: approval
-edges:
-  - { from: build, to: gate }
-  - { from: gate, to: done, label: approved }
-  - { from: gate, to: failed, label: rejected }
-`;
+import { SHIP_WORKFLOW } from "./helpers/payloads.js";
 
 function labeled() {
   return payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
@@ -48,7 +33,7 @@ describe("a GitHub Enterprise Server over plain HTTP", () => {
     // The fake's installation token: the only credentials the git server takes.
     git = new GitHttpServer("ghs_faketoken");
     host = await git.listen();
-    app = await startTestApp(WORKFLOW, {
+    app = await startTestApp(SHIP_WORKFLOW, {
       githubApi: `http://${host}/api/v3`,
       env: { GHE_HOST: host, GHE_PROTOCOL: "http" },
       cloneDirectly: false,

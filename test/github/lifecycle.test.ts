@@ -7,22 +7,7 @@ import type {
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSnapshot } from "../../src/engine/step.js";
 import { OWNER, payloadOf, REPO, startTestApp, type TestApp } from "./helpers/harness.js";
-
-const WORKFLOW = `version: 1
-name: ship
-on:
-  label: clustercode
-nodes:
-  build:
-    kind: run
-    run: echo built > out.txt
-  gate:
-    kind: approval
-edges:
-  - { from: build, to: gate }
-  - { from: gate, to: done, label: approved }
-  - { from: gate, to: failed, label: rejected }
-`;
+import { SHIP_WORKFLOW } from "./helpers/payloads.js";
 
 function labeled(issue = 7) {
   return payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
@@ -50,7 +35,7 @@ function comment(body: string, login: string, issue = 7) {
 describe("a run from label to done through an approval", () => {
   let app: TestApp;
   beforeEach(async () => {
-    app = await startTestApp(WORKFLOW);
+    app = await startTestApp(SHIP_WORKFLOW);
     app.github.permissions.set("alice", "write");
     app.github.permissions.set("bob", "write");
     app.github.permissions.set("eve", "read");

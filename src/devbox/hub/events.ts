@@ -1,4 +1,5 @@
 import type { CommandResult } from "../../engine/commands.js";
+import type { ReadyBody } from "../protocol.js";
 
 /** Why the hub gave up on a DevBox. */
 export type DevBoxLostReason =
@@ -12,15 +13,8 @@ export type DevBoxLostReason =
  * command id (finished); nothing is reported about a DevBox after it is released or lost.
  */
 export type DevBoxEvent =
-  /** Clone, branch checkout and setup ended; `sha` is the checked-out commit. */
-  | {
-      type: "devbox.ready";
-      devboxId: string;
-      ok: boolean;
-      error?: string;
-      sha?: string;
-      harness?: Record<string, string>;
-    }
+  /** Clone, branch checkout and setup ended (the `POST ready` body, see {@link ReadyBody}). */
+  | ({ type: "devbox.ready"; devboxId: string } & ReadyBody)
   /** A dispatched command ended (or was found interrupted, see `CommandResult.interrupted`). */
   | { type: "command.finished"; devboxId: string; result: CommandResult }
   /**
