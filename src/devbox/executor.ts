@@ -14,6 +14,11 @@ export interface StartRequest {
   repository: string;
   /** Extra environment for the DevBox (e.g. resolved secrets); cannot override the agent's own. */
   env?: Record<string, string>;
+  /**
+   * Placeholder provider keys and the hub's proxy URLs, in place of the real keys (which stay
+   * out of `env` and the task definition). Not secret: every executor passes them on, last.
+   */
+  providerEnv?: Record<string, string>;
 }
 
 /**

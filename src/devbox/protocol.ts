@@ -116,6 +116,7 @@ export const commandRequestSchema = z.object({
   commandId: z.string().min(1),
   command: devBoxCommandSchema,
   files: filesSchema.exactOptional(),
+  spendLimitUsd: z.number().nonnegative().exactOptional(),
 }) satisfies z.ZodType<CommandRequest>;
 
 /** A `CommandResult` on the wire (the body of `POST results`). */

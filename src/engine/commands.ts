@@ -51,6 +51,11 @@ export interface CommandRequest {
   command: DevBoxCommand;
   /** Extra environment for the command, e.g. CLUSTERCODE_FEEDBACK_FILE contents by name. */
   files?: Record<string, string>;
+  /**
+   * For an agent command of a run with `budget.max_cost_usd`: what is left of it. The hub's
+   * provider proxy refuses the agent's requests once their replies cost this much.
+   */
+  spendLimitUsd?: number;
 }
 
 /** What a DevBox reports when a command ends. */

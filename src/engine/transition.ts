@@ -151,13 +151,26 @@ export class Transition {
     return progress.variants.find((variant) => variant.devbox.id === devboxId)?.devbox;
   }
 
+  /** What is left of the run's `budget.max_cost_usd`, when it has one. */
+  budgetRoomUsd(): number | undefined {
+    const max = this.definition.workflow.budget?.max_cost_usd;
+    if (max === undefined) return undefined;
+    return Math.max(0, max - (this.snapshot.costUsd - (this.snapshot.budgetBaseUsd ?? 0)));
+  }
+
   /** Sends a command to a DevBox and returns its id. The brief always travels as a file. */
   dispatch(devboxId: string, command: DevBoxCommand, files: Record<string, string> = {}): string {
     const commandId = `c${this.snapshot.seq}`;
+    const room = command.type === "agent" ? this.budgetRoomUsd() : undefined;
     this.emit({
       type: "command.dispatch",
       devboxId,
-      request: { commandId, command, files: { brief: this.definition.brief, ...files } },
+      request: {
+        commandId,
+        command,
+        files: { brief: this.definition.brief, ...files },
+        ...(room === undefined ? {} : { spendLimitUsd: room }),
+      },
     });
     const active = this.snapshot.active;
     this.record("command.dispatched", {

@@ -1,4 +1,5 @@
 import { DevBoxHub } from "../devbox/hub/hub.js";
+import { providerUpstreams } from "../devbox/hub/provider-proxy.js";
 import { LocalExecutor } from "../devbox/local/executor.js";
 import { splitDevBoxId } from "../runtime/devbox-registry.js";
 import type { DevBoxPorts } from "../runtime/host.js";
@@ -58,6 +59,7 @@ export async function appDevBoxes(
     port: choice.hubPort,
     // DevBoxes refresh their git token here (the same narrowed token as the clone's).
     repoToken: async (runId) => installations.repoToken((await store.getRun(runId))?.repo ?? ""),
+    providers: providerUpstreams(env),
   });
   await hub.listen();
   const source = {

@@ -66,8 +66,11 @@ export class DevBoxEffects implements EffectPerformer {
         if (registry.has(id)) return { started: "already" };
         const { token } = hub.register({ devboxId: id, runId });
         registry.claimed(id, events);
+        // Provider keys the hub holds stay with it: the DevBox gets placeholders and its proxy.
+        const providerEnv = hub.providerEnv(id, effect.spec.secrets);
+        const names = effect.spec.secrets.filter((name) => providerEnv[name] === undefined);
         const secrets = Object.fromEntries(
-          effect.spec.secrets.flatMap((name) => {
+          names.flatMap((name) => {
             const value = this.deps.source.env[name];
             return value === undefined ? [] : [[name, value]];
           }),
@@ -78,9 +81,10 @@ export class DevBoxEffects implements EffectPerformer {
             runId,
             apiUrl: hub.url,
             token,
-            spec: effect.spec,
+            spec: { ...effect.spec, secrets: names },
             repository: await this.deps.source.repositoryOf(runId),
             env: secrets,
+            providerEnv,
           });
         } catch (error) {
           // A DevBox that cannot start fails its node with the reason; the run goes on from there.

@@ -1,5 +1,6 @@
 import { GitDiffSource } from "../agents/diff-source.js";
 import { DevBoxHub } from "../devbox/hub/hub.js";
+import { providerUpstreams } from "../devbox/hub/provider-proxy.js";
 import { LocalExecutor } from "../devbox/local/executor.js";
 import type { Effect, RunDefinition, RunEvent, RunSnapshot } from "../engine/model.js";
 import { openStore } from "../store/embedded.js";
@@ -169,6 +170,7 @@ async function localDevBoxes(
     onEvent: (event) => events.onHubEvent(event),
     onError: fail,
     ...(lapse === undefined ? {} : { lapseMs: lapse }),
+    providers: providerUpstreams(options.env),
   });
   await hub.listen();
   const source = {

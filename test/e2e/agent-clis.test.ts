@@ -13,6 +13,7 @@ import { FAKE_USAGE, FakeProviders } from "./fake-providers.js";
 import { cliEnv, makeRepo, runCli, summaryOf } from "./local-cli.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
+const PROBE = join(import.meta.dirname, "fixtures", "key-probe.js");
 const BIN = join(ROOT, "node_modules", ".bin");
 const pinned = (
   JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
@@ -158,6 +159,41 @@ describe("built-in engines through clustercode run", () => {
     expect(finished.costUsd).toBe(priced);
     expect((summary as { costUsd?: number }).costUsd).toBe(priced);
     expect(JSON.stringify(entries)).not.toContain("sk-openai-contract-test");
+  }, 120_000);
+
+  it("the DevBox never holds the provider key: its agent gets a placeholder that only the hub's proxy takes, within the run's budget", async () => {
+    const { root } = makeRepo();
+    const out = join(root, "probe.json");
+    const before = providers.calls("/v1/messages").length;
+    const workflow = `version: 1
+name: contract-proxy
+on: { label: go }
+budget: { max_cost_usd: 0.001 }
+devbox: { secrets: [ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL] }
+engines:
+  probe: { command: [node, ${JSON.stringify(PROBE)}, ${JSON.stringify(out)}, "{prompt_file}"], cost: { json_path: cost } }
+nodes:
+  work: { kind: run, prompt: Probe., agent: { engine: probe } }
+`;
+    const { summary } = await runTurn(workflow, {
+      ANTHROPIC_API_KEY: "sk-ant-real-proxy-test",
+      ANTHROPIC_BASE_URL: baseUrl,
+    });
+    expect(summary.status).toBe("succeeded");
+    const probe = JSON.parse(readFileSync(out, "utf8")) as {
+      env: Record<string, string>;
+      calls: { status: number; body: string }[];
+    };
+    expect(JSON.stringify(probe.env)).not.toContain("sk-ant-real-proxy-test");
+    expect(probe.env.ANTHROPIC_API_KEY).toMatch(/^clustercode-/);
+    expect(probe.env.ANTHROPIC_BASE_URL).toMatch(
+      /^http:\/\/127\.0\.0\.1:\d+\/internal\/devboxes\/.+\/providers\/anthropic$/,
+    );
+    // One reply costs more than the whole budget: the second call is refused, as is a guess.
+    expect(probe.calls.map((call) => call.status)).toEqual([200, 403, 401]);
+    expect(probe.calls[1]?.body).toMatch(/the run's budget is spent/);
+    const calls = providers.calls("/v1/messages").slice(before);
+    expect(calls.map((call) => call.headers["x-api-key"])).toEqual(["sk-ant-real-proxy-test"]);
   }, 120_000);
 
   it("an engine whose key is listed but not set fails its node naming the key, without starting the CLI", async () => {

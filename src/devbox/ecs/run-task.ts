@@ -28,9 +28,11 @@ export function runTaskInput(
   attempt: number,
 ): RunTaskCommandInput {
   const { devboxId, runId, spec } = request;
-  // Only what the agent needs; secrets come from the task definition, never from here.
+  // Only what the agent needs; secrets come from the task definition, never from here (provider
+  // keys the hub holds not at all: the DevBox gets a placeholder and the hub's proxy).
   const environment: KeyValuePair[] = Object.entries({
     ...options.agentEnv,
+    ...request.providerEnv,
     [AGENT_ENV.runId]: runId,
     [AGENT_ENV.token]: request.token,
     [AGENT_ENV.branch]: spec.branch,

@@ -1,5 +1,5 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import type { CommandRequest } from "../../engine/commands.js";
@@ -12,6 +12,15 @@ import {
   type DevBoxRecord,
   interruptCommand,
 } from "./record.js";
+import {
+  forwardToProvider,
+  grantMatches,
+  newGrant,
+  placeholderEnv,
+  refuseUnauthorized,
+  refuseUnknownProvider,
+  type ProviderUpstream,
+} from "./provider-proxy.js";
 import type { RepoTokenProvider } from "./repo-token.js";
 import { hubRoutes } from "./routes.js";
 import { commandRequestSchema, describeIssues } from "../protocol.js";
@@ -36,7 +45,15 @@ export interface DevBoxHubOptions {
   now?: () => number;
   /** Mints a run's repository token for `GET token`; without it that route answers 404. */
   repoToken?: RepoTokenProvider;
+  /**
+   * The model providers whose real keys the hub holds and forwards DevBox requests to (see
+   * {@link DevBoxHub.providerEnv}); default none.
+   */
+  providers?: readonly ProviderUpstream[];
 }
+
+/** `/internal/devboxes/<id>/providers/<name><rest>`: a DevBox's request to a model provider. */
+const PROVIDER_PATH = /^\/internal\/devboxes\/([^/]+)\/providers\/([a-z]+)(\/.*)?$/;
 
 /** How long the hub remembers a released or lost DevBox. */
 const FORGET_AFTER_MS = 10 * 60_000;
@@ -71,7 +88,15 @@ export class DevBoxHub {
     });
     // Hono's Request and Response stay out of the process's globals, which the app shares.
     const listener = getRequestListener(routes.fetch, { overrideGlobalObjects: false });
-    this.#server = createServer((request, response) => void listener(request, response));
+    this.#server = createServer((request, response) => {
+      const provider = PROVIDER_PATH.exec(request.url ?? "");
+      if (provider === null) void listener(request, response);
+      else
+        void this.#proxy(request, response, provider).catch((error: unknown) => {
+          this.#reportError(error);
+          response.destroy();
+        });
+    });
   }
 
   /** Starts serving; returns the base URL the agents are given (e.g. `http://127.0.0.1:PORT`). */
@@ -137,6 +162,20 @@ export class DevBoxHub {
     return { token };
   }
 
+  /**
+   * The environment that stands in for the provider keys among `secrets` that the hub holds:
+   * each key variable gets this DevBox's placeholder key and each base URL variable the hub's
+   * proxy, which swaps the real key in. The real keys never reach the DevBox.
+   */
+  providerEnv(devboxId: string, secrets: readonly string[]): Record<string, string> {
+    const providers = this.#options.providers ?? [];
+    if (!providers.some((provider) => secrets.includes(provider.keyEnv))) return {};
+    const record = this.#record(devboxId);
+    record.grant ??= newGrant();
+    const base = `${this.url}/internal/devboxes/${encodeURIComponent(devboxId)}/providers`;
+    return placeholderEnv(providers, secrets, base, record.grant);
+  }
+
   /** Queues a command for a DevBox. Idempotent by `commandId`: a known id is not queued again. */
   dispatch(devboxId: string, request: CommandRequest): void {
     const record = this.#record(devboxId);
@@ -150,6 +189,10 @@ export class DevBoxHub {
     if (record.dispatched.has(request.commandId)) return;
     const files = { ...record.files, ...request.files };
     record.dispatched.add(request.commandId);
+    if (record.grant !== undefined && request.command.type === "agent") {
+      record.grant.limitUsd = request.spendLimitUsd;
+      record.grant.spentUsd = 0;
+    }
     record.pending.push(Object.keys(files).length > 0 ? { ...parsed.data, files } : parsed.data);
     wake(record);
   }
@@ -221,6 +264,28 @@ export class DevBoxHub {
   #reportError(error: unknown): void {
     if (this.#options.onError !== undefined) this.#options.onError(error);
     else process.stderr.write(`clustercode devbox hub: ${String(error)}\n`);
+  }
+
+  /** Forwards a DevBox's provider request when it carries that DevBox's placeholder key. */
+  async #proxy(
+    request: IncomingMessage,
+    response: ServerResponse,
+    [, encodedId = "", name = "", rest = "/"]: RegExpExecArray,
+  ): Promise<void> {
+    let devboxId: string;
+    try {
+      devboxId = decodeURIComponent(encodedId);
+    } catch {
+      return refuseUnauthorized(response);
+    }
+    const record = this.#devboxes.get(devboxId);
+    const grant = record?.state === "active" ? record.grant : undefined;
+    const header = request.headers["x-api-key"] ?? request.headers.authorization ?? "";
+    const provided = String(header).replace(/^Bearer\s+/i, "");
+    if (grant === undefined || !grantMatches(grant, provided)) return refuseUnauthorized(response);
+    const upstream = this.#options.providers?.find((provider) => provider.name === name);
+    if (upstream === undefined) return refuseUnknownProvider(response, name);
+    await forwardToProvider(request, response, { upstream, grant, rest });
   }
 
   /** The record whose token the request carries, or undefined (answer 401 and nothing else). */

@@ -1,6 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { CommandRequest } from "../../engine/commands.js";
 import { DevBoxError } from "../errors.js";
+import type { ProxyGrant } from "./provider-proxy.js";
 import { isValidFileName, MAX_WAIT_SECONDS, type HeartbeatResponse } from "../protocol.js";
 
 /** What the hub knows about one registered DevBox. */
@@ -28,6 +29,8 @@ export interface DevBoxRecord {
   interrupted: Set<string>;
   /** Long-polls waiting for work. */
   waiters: Set<() => void>;
+  /** Its placeholder provider key and spend, once it was given one. */
+  grant?: ProxyGrant;
 }
 
 /** A fresh record for a DevBox registered at `now`. */

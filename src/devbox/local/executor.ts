@@ -228,6 +228,7 @@ export class LocalExecutor implements DevBoxExecutor {
       ...env,
       ...(this.#runsAsRoot() ? { IS_SANDBOX: "1" } : {}),
       ...request.env,
+      ...request.providerEnv,
       [AGENT_ENV.token]: request.token,
       [AGENT_ENV.runId]: request.runId,
       [AGENT_ENV.branch]: request.spec.branch,

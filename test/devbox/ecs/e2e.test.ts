@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EcsExecutor } from "../../../src/devbox/ecs/executor.js";
 import type { EcsStatus } from "../../../src/devbox/ecs/status.js";
+import { providerUpstreams } from "../../../src/devbox/hub/provider-proxy.js";
 import { DevBoxHub } from "../../../src/devbox/hub/hub.js";
 import { DevBoxRegistry } from "../../../src/runtime/devbox-registry.js";
 import { DevBoxEffects, splitDevBoxId } from "../../../src/runtime/effects.js";
@@ -48,7 +49,7 @@ on: { label: go }
 devbox:
   cpu: 1
   memory: 1GiB
-  secrets: [API_KEY]
+  secrets: [API_KEY, ANTHROPIC_API_KEY]
 nodes:
   a:
     kind: run
@@ -58,6 +59,7 @@ nodes:
     run: |
       grep -q hello a.txt
       test "$API_KEY" = from-secrets-manager
+      case "$ANTHROPIC_API_KEY:$ANTHROPIC_BASE_URL" in clustercode-*:*/providers/anthropic) ;; *) exit 9 ;; esac
       if [ -f ${marker} ]; then echo second > b.txt; else touch ${marker}; sleep 60; fi
 edges:
   - { from: a, to: b }
@@ -104,6 +106,8 @@ describe("ECS executor end to end", () => {
       // Losses here come from ECS (the spot interruption), never from a lapse: a long lapse keeps
       // a DevBox starved of CPU on a loaded machine from being declared lost as well.
       lapseMs: 60_000,
+      // The app holds the provider key: tasks get a placeholder and the hub's proxy.
+      providers: providerUpstreams({ ANTHROPIC_API_KEY: "sk-ant-held-by-the-app" }),
       repoToken: (runId) => {
         tokenRequests.push(runId);
         return Promise.resolve({ token: "ghs_for_widgets", expiresAt: "2030-01-01T00:00:00Z" });
@@ -212,6 +216,7 @@ describe("ECS executor end to end", () => {
           { capacityProvider: "devbox-asg", weight: 1 },
         ]);
         expect(JSON.stringify(run.overrides)).not.toContain("from-secrets-manager");
+        expect(JSON.stringify(run.overrides)).not.toContain("sk-ant-held-by-the-app");
       }
       expect(statuses.map((status) => status.state)).toEqual([
         "waiting-for-capacity",

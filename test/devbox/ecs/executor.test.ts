@@ -85,6 +85,33 @@ async function setup(options: Partial<EcsExecutorOptions> = {}) {
 }
 
 describe("EcsExecutor", () => {
+  it("gives the task the hub's placeholder provider key and proxy URL, never a provider secret", async () => {
+    const { executor } = await setup();
+    const providerEnv = {
+      ANTHROPIC_API_KEY: "clustercode-placeholder",
+      ANTHROPIC_BASE_URL: "http://10.0.0.5:8080/internal/devboxes/r1-d2/providers/anthropic",
+    };
+    await executor.start(request("r1-d2", { providerEnv }));
+    const [run] = fake.sent("RunTask");
+    expect(run).toMatchObject({
+      overrides: {
+        containerOverrides: [
+          {
+            environment: expect.arrayContaining(
+              Object.entries(providerEnv).map(([name, value]) => ({ name, value })),
+            ) as unknown,
+          },
+        ],
+      },
+    });
+    const [definition] = fake.sent("RegisterTaskDefinition");
+    const [container] = (definition?.containerDefinitions ?? []) as {
+      secrets: { name: string }[];
+    }[];
+    const secrets = container?.secrets ?? [];
+    expect(secrets.map((secret) => secret.name)).toEqual(["NPM_TOKEN"]);
+  });
+
   it("runs the DevBox on the capacity provider with only the run's settings in overrides", async () => {
     const { executor, statuses } = await setup();
     await executor.start(request("r1-d1"));
