@@ -236,7 +236,8 @@ export class AppHost {
     this.core.telemetry.gauges({
       intakeDepth: () => this.intake.depth,
       admissionQueue: async () =>
-        (await this.core.store.listActiveRuns()).filter((run) => run.status === "queued").length,
+        (await this.core.store.listActiveRunHeads()).filter((run) => run.status === "queued")
+          .length,
     });
     void this.intake.start();
     this.schedules.start();

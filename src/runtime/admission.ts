@@ -1,5 +1,5 @@
 import type { Workflow } from "../workflow/workflow.schema.js";
-import type { Store, StoredRun } from "../store/store.js";
+import type { RunHead, Store } from "../store/store.js";
 import type { RunDriver } from "./ports.js";
 import { decodeRun } from "./run-repository.js";
 
@@ -8,7 +8,7 @@ export interface AdmissionCounts {
   active: number;
   awaiting: number;
   /** Queued runs, oldest first. */
-  queued: StoredRun[];
+  queued: RunHead[];
 }
 
 /**
@@ -23,7 +23,7 @@ export class Admission {
 
   /** Counts the runs of `workflow` in `repo`. */
   async counts(repo: string, workflow: string): Promise<AdmissionCounts> {
-    const runs = (await this.deps.store.listActiveRuns({ repo })).filter(
+    const runs = (await this.deps.store.listActiveRunHeads({ repo })).filter(
       (run) => run.workflow === workflow,
     );
     return {
@@ -92,7 +92,9 @@ export class Admission {
         const counts = await this.counts(repo, workflow);
         const next = counts.queued[0];
         if (next === undefined) break;
-        const pinned = decodeRun(next).document.definition.workflow;
+        const stored = await store.getRun(next.runId);
+        if (stored === undefined) break;
+        const pinned = decodeRun(stored).document.definition.workflow;
         if (!(await this.admits(repo, pinned, counts))) break;
         const delivery = await runs.deliver(next.runId, { type: "run.start", at: now() });
         if (!delivery.applied) break;

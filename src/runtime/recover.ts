@@ -56,14 +56,12 @@ export async function recoverRuns(
   reason: string,
 ): Promise<void> {
   const queues = new Map<string, { repo: string; workflow: string }>();
-  for (const { stored } of await deps.runs.listActive()) {
-    await recoverRun(deps, stored.runId, reason);
-    deps.surfaces.request(stored.runId);
-    if (stored.status === "queued") {
-      queues.set(`${stored.repo}#${stored.workflow}`, {
-        repo: stored.repo,
-        workflow: stored.workflow,
-      });
+  // Listed without their snapshots, loaded one at a time: memory stays flat with many runs.
+  for (const head of await deps.runs.store.listActiveRunHeads()) {
+    await recoverRun(deps, head.runId, reason);
+    deps.surfaces.request(head.runId);
+    if (head.status === "queued") {
+      queues.set(`${head.repo}#${head.workflow}`, { repo: head.repo, workflow: head.workflow });
     }
   }
   for (const { repo, workflow } of queues.values())

@@ -28,12 +28,6 @@ export class RunRepository {
     const stored = await this.store.getRun(runId);
     return stored === undefined ? undefined : decodeRun(stored);
   }
-
-  /** The active runs (optionally of one repository), decoded. */
-  async listActive(filter?: { repo: string }): Promise<LoadedRun[]> {
-    const runs = await this.store.listActiveRuns(filter);
-    return runs.map(decodeRun);
-  }
 }
 
 /** Decodes a stored record; throws a {@link RuntimeError} when it holds no run document. */

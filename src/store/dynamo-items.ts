@@ -5,6 +5,7 @@ import type {
   EvidenceRecord,
   Receipt,
   RepositorySchedules,
+  RunHead,
   StoredRun,
   StoredSchedule,
   TimerRecord,
@@ -95,6 +96,18 @@ export function encodeRun(run: StoredRun): Item {
       ? `${activeRunsPrefix(run.repo)}${padTime(run.createdAt)}#${run.runId}`
       : undefined,
   });
+}
+
+/** Reads the listing fields of a run item (or of its projection). */
+export function decodeRunHead(item: Item): RunHead {
+  const read = reader(item);
+  return {
+    runId: read.string("runId"),
+    repo: read.string("repo"),
+    workflow: read.string("workflow"),
+    status: read.string("status"),
+    createdAt: read.number("createdAt"),
+  };
 }
 
 /** Reads a run item back. */

@@ -9,6 +9,7 @@ import type {
   Receipt,
   RepositorySchedules,
   Store,
+  RunHead,
   StoredRun,
   TimerRecord,
 } from "./store.js";
@@ -105,6 +106,16 @@ export class DynamoStore implements Store {
     // A prefix `a#` also matches a repository named `a#b` (a local path may hold `#`).
     const runs = await this.#decodeRuns(found);
     return runs.filter((run) => repo === undefined || run.repo === repo);
+  }
+
+  async listActiveRunHeads(options: { repo?: string } = {}): Promise<RunHead[]> {
+    const { repo } = options;
+    const found = await this.#queryIndex(GSI.gsi2, INDEX_PARTITIONS.activeRuns, {
+      limit: Infinity,
+      ...(repo === undefined ? {} : { sortKey: { prefix: items.activeRunsPrefix(repo) } }),
+      project: ["runId", "repo", "workflow", "status", "createdAt"],
+    });
+    return found.map(items.decodeRunHead).filter((run) => repo === undefined || run.repo === repo);
   }
 
   async listRunsOfIssue(repo: string, issue: number): Promise<StoredRun[]> {
@@ -280,6 +291,8 @@ export class DynamoStore implements Store {
       limit: number;
       newestFirst?: boolean;
       sortKey?: { below: string } | { above: string } | { prefix: string };
+      /** Only these attributes of each item. */
+      project?: string[];
     },
   ): Promise<Item[]> {
     const values: Item = { ":pk": { S: partition } };
@@ -301,6 +314,14 @@ export class DynamoStore implements Store {
         KeyConditionExpression: condition,
         ExpressionAttributeValues: values,
         ScanIndexForward: options.newestFirst !== true,
+        ...(options.project === undefined
+          ? {}
+          : {
+              ProjectionExpression: options.project.map((_, i) => `#p${i}`).join(", "),
+              ExpressionAttributeNames: Object.fromEntries(
+                options.project.map((name, i) => [`#p${i}`, name]),
+              ),
+            }),
       },
       options.limit,
     );

@@ -24,6 +24,9 @@ export interface StoredRun {
   issue?: number;
 }
 
+/** A run's listing fields, without its snapshot and outbox. */
+export type RunHead = Pick<StoredRun, "runId" | "repo" | "workflow" | "status" | "createdAt">;
+
 /** One append-only evidence entry. `seq` is unique per run. */
 export interface EvidenceRecord {
   runId: string;
@@ -97,6 +100,11 @@ export interface Store {
    * repository when `repo` is given, oldest first; otherwise of all, grouped by repository.
    */
   listActiveRuns(options?: { repo?: string; limit?: number }): Promise<StoredRun[]>;
+  /**
+   * What {@link listActiveRuns} lists, without snapshots and outboxes: a bounded few hundred
+   * bytes per run, for counting, queues and recovery, which then load one run at a time.
+   */
+  listActiveRunHeads(options?: { repo?: string }): Promise<RunHead[]>;
   /** Every run of an issue of a repository, newest first, with consistent reads. */
   listRunsOfIssue(repo: string, issue: number): Promise<StoredRun[]>;
 

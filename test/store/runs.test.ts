@@ -124,6 +124,28 @@ describe("runs", () => {
     ]);
     expect((await store.listActiveRuns({ repo: "/w/a#b" })).map((r) => r.runId)).toEqual(["hash"]);
     expect(await store.listActiveRuns({ repo: "/w/none" })).toEqual([]);
+    // The heads list the same runs with their listing fields only, no snapshot or outbox.
+    expect(await store.listActiveRunHeads({ repo: "/w/a" })).toEqual([
+      {
+        runId: "older",
+        repo: "/w/a",
+        workflow: ".clustercode/fix.yml",
+        status: "queued",
+        createdAt: 1_000,
+      },
+      {
+        runId: "newer",
+        repo: "/w/a",
+        workflow: ".clustercode/fix.yml",
+        status: "queued",
+        createdAt: 2_000,
+      },
+    ]);
+    expect((await store.listActiveRunHeads()).map((r) => r.runId).sort()).toEqual([
+      "hash",
+      "newer",
+      "older",
+    ]);
   });
 
   it("lists every run of an issue, newest first, however many runs the repository has", async () => {
