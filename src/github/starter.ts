@@ -6,7 +6,7 @@ import type { RunDocument, Runtime } from "../runtime/runtime.js";
 import type { Store } from "../store/store.js";
 import { StoreError } from "../store/store-error.js";
 import type { Workflow } from "../workflow/workflow.schema.js";
-import type { Admission } from "../runtime/admission.js";
+import { createRun, type Admission } from "../runtime/admission.js";
 import { buildBrief } from "./brief.js";
 import { callGitHub, isNotFound } from "./errors.js";
 import { fullName, type GitHub, type RepoRef } from "./github.js";
@@ -166,18 +166,22 @@ export class RunStarter {
     };
     const now = this.deps.now();
     const document: RunDocument = { definition, state: createSnapshot(definition, now) };
-    const created = await this.deps.store.createRun({
-      runId,
-      version: 1,
-      repo: repoName,
-      workflow: workflow.name,
-      status: "queued",
-      snapshot: document,
-      outbox: [],
-      createdAt: now,
-      updatedAt: now,
-      issue: issue.number,
-    });
+    const created = await createRun(
+      this.deps.store,
+      {
+        runId,
+        version: 1,
+        repo: repoName,
+        workflow: workflow.name,
+        status: "queued",
+        snapshot: document,
+        outbox: [],
+        createdAt: now,
+        updatedAt: now,
+        issue: issue.number,
+      },
+      workflow,
+    );
     return created ? "admit" : "started";
   }
 

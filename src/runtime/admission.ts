@@ -1,5 +1,6 @@
 import type { Workflow } from "../workflow/workflow.schema.js";
-import type { RunHead, Store } from "../store/store.js";
+import { isFinal, type RunStatus } from "../engine/model.js";
+import type { RosterEntry, RunHead, Store, StoredRun } from "../store/store.js";
 import type { RunDriver } from "./ports.js";
 import { decodeRun } from "./run-repository.js";
 
@@ -8,7 +9,14 @@ export interface AdmissionCounts {
   active: number;
   awaiting: number;
   /** Queued runs, oldest first. */
-  queued: RunHead[];
+  queued: RosterEntry[];
+  /** Whether `max_awaiting_approval` paused admission and `resume_below` has not resumed it. */
+  paused: boolean;
+}
+
+/** The store's name for the admission of `workflow` in `repo`. */
+export function admissionScope(repo: string, workflow: string): string {
+  return `${repo}#${workflow}`;
 }
 
 /**
@@ -17,23 +25,23 @@ export interface AdmissionCounts {
  * `resume_below` do (hysteresis, kept in the store so that replicas and restarts agree). Queued
  * runs start oldest first, under a store lease so one replica drains a queue at a time. It makes
  * no GitHub call: the app and local runs apply it alike.
+ *
+ * It counts from a roster kept in one store item per repository and workflow (a run's status
+ * and creation time, set when the run is created and whenever its status changes), so a check
+ * is one read however many runs there are. Without transactions the roster can lag a run whose
+ * process died between writing the run and its entry; it never lacks a run (the entry is
+ * written before the run is created). So before it refuses, admission rereads the runs the
+ * roster counts against it, and a drain checks each queued run it finds; both correct the
+ * roster. A roster never built (runs from before it) is built from the runs once.
  */
 export class Admission {
   constructor(private readonly deps: { store: Store; now: () => number; holder: string }) {}
 
   /** Counts the runs of `workflow` in `repo`. */
   async counts(repo: string, workflow: string): Promise<AdmissionCounts> {
-    const runs = (await this.deps.store.listActiveRunHeads({ repo })).filter(
-      (run) => run.workflow === workflow,
-    );
-    return {
-      active: runs.filter((run) => run.status === "running" || run.status === "awaiting_input")
-        .length,
-      awaiting: runs.filter((run) => run.status === "awaiting_input").length,
-      queued: runs
-        .filter((run) => run.status === "queued")
-        .sort((a, b) => a.createdAt - b.createdAt),
-    };
+    const scope = admissionScope(repo, workflow);
+    const state = await this.deps.store.admissionState(scope);
+    return countsOf(state.roster ?? (await this.rebuild(repo, workflow)), state.paused);
   }
 
   /** May one more run of `workflow` start now, given the counts (not counting `runId`)? */
@@ -42,13 +50,13 @@ export class Admission {
     if (limits === undefined) return true;
     const maxAwaiting = limits.max_awaiting_approval;
     if (maxAwaiting !== undefined) {
-      const scope = `${repo}#${workflow.name}`;
-      const { store } = this.deps;
-      const was = await store.admissionPaused(scope);
+      const was = counts.paused;
       const paused =
         counts.awaiting >= maxAwaiting ||
         (was && counts.awaiting >= (limits.resume_below ?? maxAwaiting));
-      if (paused !== was) await store.setAdmissionPaused(scope, paused);
+      if (paused !== was) {
+        await this.deps.store.setAdmissionPaused(admissionScope(repo, workflow.name), paused);
+      }
       if (paused) return false;
     }
     return limits.max_active_runs === undefined || counts.active < limits.max_active_runs;
@@ -64,9 +72,16 @@ export class Admission {
       await runs.deliver(runId, { type: "run.start", at: this.deps.now() });
       return true;
     }
+    const decide = async (counts: AdmissionCounts) => {
+      const ahead = { ...counts, queued: counts.queued.filter((run) => run.runId !== runId) };
+      return ahead.queued.length === 0 && (await this.admits(repo, workflow, ahead));
+    };
     const counts = await this.counts(repo, workflow.name);
-    const ahead = { ...counts, queued: counts.queued.filter((run) => run.runId !== runId) };
-    if (ahead.queued.length > 0 || !(await this.admits(repo, workflow, ahead))) return false;
+    if (
+      !(await decide(counts)) &&
+      !(await decide(await this.#recheck(repo, workflow.name, counts)))
+    )
+      return false;
     await runs.deliver(runId, { type: "run.start", at: this.deps.now() });
     return true;
   }
@@ -89,13 +104,20 @@ export class Admission {
     const started: string[] = [];
     try {
       for (;;) {
-        const counts = await this.counts(repo, workflow);
+        let counts = await this.counts(repo, workflow);
         const next = counts.queued[0];
         if (next === undefined) break;
         const stored = await store.getRun(next.runId);
-        if (stored === undefined) break;
+        if (stored?.status !== "queued") {
+          // The roster lagged this run: put it right and look again.
+          await this.#correct(repo, workflow, next.runId, stored);
+          continue;
+        }
         const pinned = decodeRun(stored).document.definition.workflow;
-        if (!(await this.admits(repo, pinned, counts))) break;
+        if (!(await this.admits(repo, pinned, counts))) {
+          counts = await this.#recheck(repo, workflow, counts);
+          if (!(await this.admits(repo, pinned, counts))) break;
+        }
         const delivery = await runs.deliver(next.runId, { type: "run.start", at: now() });
         if (!delivery.applied) break;
         started.push(next.runId);
@@ -105,4 +127,88 @@ export class Admission {
     }
     return started;
   }
+
+  /** The counts after rereading the runs the roster says are running or awaiting input. */
+  async #recheck(
+    repo: string,
+    workflow: string,
+    counts: AdmissionCounts,
+  ): Promise<AdmissionCounts> {
+    const scope = admissionScope(repo, workflow);
+    const { roster = [] } = await this.deps.store.admissionState(scope);
+    const counted = roster.filter((entry) => entry.status !== "queued");
+    const heads = new Map(
+      (await this.deps.store.getRunHeads(counted.map((entry) => entry.runId))).map((head) => [
+        head.runId,
+        head,
+      ]),
+    );
+    const stale = counted.filter((entry) => heads.get(entry.runId)?.status !== entry.status);
+    if (stale.length === 0) return counts;
+    for (const entry of stale)
+      await this.#correct(repo, workflow, entry.runId, heads.get(entry.runId));
+    return this.counts(repo, workflow);
+  }
+
+  /** Sets a run's roster entry to what the run says (removed when it is finished or gone). */
+  async #correct(
+    repo: string,
+    workflow: string,
+    runId: string,
+    run: RunHead | undefined,
+  ): Promise<void> {
+    await this.deps.store.noteInRoster(admissionScope(repo, workflow), runId, rosterEntryOf(run));
+  }
+
+  /**
+   * Builds the roster of a scope from its unfinished runs: once for runs that predate it, and
+   * after a restart, for a queue a crash may have left behind.
+   */
+  async rebuild(repo: string, workflow: string): Promise<RosterEntry[]> {
+    const heads = (await this.deps.store.listActiveRunHeads({ repo })).filter(
+      (run) => run.workflow === workflow,
+    );
+    const entries = heads.map(({ runId, status, createdAt }) => ({ runId, status, createdAt }));
+    await this.deps.store.rebuildRoster(admissionScope(repo, workflow), entries);
+    return entries;
+  }
+}
+
+/**
+ * Creates `run` of `workflow`, writing its roster entry first when the workflow has
+ * `admission:` (so the roster may lag a run, never lack one); false when it existed.
+ */
+export async function createRun(
+  store: Store,
+  run: StoredRun,
+  workflow: Workflow,
+): Promise<boolean> {
+  await noteRun(store, run, workflow);
+  return store.createRun(run);
+}
+
+/** Keeps the roster of `run`'s workflow current, for workflows with `admission:`. */
+export async function noteRun(store: Store, run: StoredRun, workflow: Workflow): Promise<void> {
+  if (workflow.admission === undefined) return;
+  await store.noteInRoster(admissionScope(run.repo, run.workflow), run.runId, rosterEntryOf(run));
+}
+
+/** A run's roster entry; undefined (no entry) when the run is finished or gone. */
+export function rosterEntryOf(
+  run: Pick<RunHead, "runId" | "status" | "createdAt"> | undefined,
+): RosterEntry | undefined {
+  if (run === undefined || isFinal(run.status as RunStatus)) return undefined;
+  return { runId: run.runId, status: run.status, createdAt: run.createdAt };
+}
+
+function countsOf(roster: RosterEntry[], paused: boolean): AdmissionCounts {
+  return {
+    active: roster.filter((run) => run.status === "running" || run.status === "awaiting_input")
+      .length,
+    awaiting: roster.filter((run) => run.status === "awaiting_input").length,
+    queued: roster
+      .filter((run) => run.status === "queued")
+      .sort((a, b) => a.createdAt - b.createdAt || (a.runId < b.runId ? -1 : 1)),
+    paused,
+  };
 }

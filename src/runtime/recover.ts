@@ -64,6 +64,7 @@ export async function recoverRuns(
       queues.set(`${head.repo}#${head.workflow}`, { repo: head.repo, workflow: head.workflow });
     }
   }
+  // The rosters of queues a crash may have left behind are rebuilt from the runs first.
   for (const { repo, workflow } of queues.values())
-    await deps.settlement.drain(repo, workflow, deps.runtime);
+    await deps.settlement.drain(repo, workflow, deps.runtime, { rebuild: true });
 }

@@ -7,6 +7,7 @@ import { StoreError } from "../store/store-error.js";
 import { AfterEffects } from "./after-effects.js";
 import type { Delivery, EffectPerformer, EventSink, Refusal, RunDriver } from "./ports.js";
 import { RunRepository, type LoadedRun, type RunDocument } from "./run-repository.js";
+import { createRun, noteRun } from "./admission.js";
 import { RuntimeError } from "./runtime-error.js";
 
 export type { Delivery, Refusal } from "./ports.js";
@@ -76,13 +77,13 @@ export class Runtime implements EventSink, RunDriver {
   }
 
   /** Creates a run, queued (not started); false when it exists already. */
-  create(
+  async create(
     definition: RunDefinition,
     meta: { repo: string },
     now = this.#options.now(),
   ): Promise<boolean> {
     const document: RunDocument = { definition, state: createSnapshot(definition, now) };
-    return this.#options.store.createRun({
+    const run: StoredRun = {
       runId: definition.runId,
       version: 1,
       repo: meta.repo,
@@ -92,7 +93,8 @@ export class Runtime implements EventSink, RunDriver {
       outbox: [],
       createdAt: now,
       updatedAt: now,
-    });
+    };
+    return createRun(this.#options.store, run, definition.workflow);
   }
 
   /** Reads a run. */
@@ -208,6 +210,9 @@ export class Runtime implements EventSink, RunDriver {
       const aborted = step(document.definition, document.state, abort);
       if (aborted.refused !== undefined) throw error;
       return this.#apply(loaded, aborted, abort);
+    }
+    if (saved.status !== stored.status) {
+      await noteRun(this.#options.store, saved, document.definition.workflow);
     }
     this.#options.atBoundary?.("saved");
     const { recorded } = await this.#perform(stored.runId, result.effects);

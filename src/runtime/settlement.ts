@@ -45,8 +45,14 @@ export class Settlement {
   }
 
   /** Starts what a queue admits, and requests the surfaces of what started and what waits. */
-  async drain(repo: string, workflow: string, runs: RunDriver): Promise<void> {
+  async drain(
+    repo: string,
+    workflow: string,
+    runs: RunDriver,
+    options: { rebuild?: boolean } = {},
+  ): Promise<void> {
     const { admission, surfaces } = this.deps;
+    if (options.rebuild === true) await admission.rebuild(repo, workflow);
     const started = await admission.drain(repo, workflow, runs);
     const { queued } = await admission.counts(repo, workflow);
     for (const runId of [...started, ...queued.map((run) => run.runId)]) surfaces.request(runId);

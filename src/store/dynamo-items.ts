@@ -5,6 +5,7 @@ import type {
   EvidenceRecord,
   Receipt,
   RepositorySchedules,
+  RosterEntry,
   RunHead,
   StoredRun,
   StoredSchedule,
@@ -95,6 +96,34 @@ export function encodeRun(run: StoredRun): Item {
     gsi2sk: active
       ? `${activeRunsPrefix(run.repo)}${padTime(run.createdAt)}#${run.runId}`
       : undefined,
+  });
+}
+
+/** A run's attribute in its admission scope's item: `run#<id>`, an `<status>@<createdAt>`. */
+export function rosterAttribute(runId: string): string {
+  return `run#${runId}`;
+}
+
+export function isRosterAttribute(name: string): boolean {
+  return name.startsWith("run#");
+}
+
+export function encodeRosterEntry(entry: RosterEntry): Item[string] {
+  return { S: `${entry.status}@${entry.createdAt}` };
+}
+
+/** The roster entries of an admission scope's item. */
+export function decodeRoster(item: Item): RosterEntry[] {
+  return Object.entries(item).flatMap(([name, value]) => {
+    if (!isRosterAttribute(name) || value.S === undefined) return [];
+    const at = value.S.lastIndexOf("@");
+    return [
+      {
+        runId: name.slice("run#".length),
+        status: value.S.slice(0, at),
+        createdAt: Number(value.S.slice(at + 1)),
+      },
+    ];
   });
 }
 

@@ -9,6 +9,8 @@ import type {
   Receipt,
   RepositorySchedules,
   Store,
+  AdmissionState,
+  RosterEntry,
   RunHead,
   StoredRun,
   TimerRecord,
@@ -266,17 +268,70 @@ export class DynamoStore implements Store {
     return found.map(items.decodeSchedules);
   }
 
-  async admissionPaused(scope: string): Promise<boolean> {
+  async admissionState(scope: string): Promise<AdmissionState> {
     const item = await this.#requests.get(keyOf.admission(scope));
-    return item?.paused?.BOOL === true;
+    return {
+      paused: item?.paused?.BOOL === true,
+      roster: item?.roster?.BOOL === true ? items.decodeRoster(item) : undefined,
+    };
   }
 
   async setAdmissionPaused(scope: string, paused: boolean): Promise<void> {
-    await this.#requests.put({
-      ...keyOf.admission(scope),
-      kind: { S: "admission" },
-      paused: { BOOL: paused },
+    await this.#requests.update({
+      Key: keyOf.admission(scope),
+      UpdateExpression: "SET #kind = :kind, #paused = :paused",
+      ExpressionAttributeNames: { "#kind": "kind", "#paused": "paused" },
+      ExpressionAttributeValues: { ":kind": { S: "admission" }, ":paused": { BOOL: paused } },
     });
+  }
+
+  async noteInRoster(scope: string, runId: string, entry: RosterEntry | undefined): Promise<void> {
+    const names = { "#entry": items.rosterAttribute(runId), "#kind": "kind" };
+    const kind = { ":kind": { S: "admission" } };
+    await this.#requests.update(
+      entry === undefined
+        ? {
+            Key: keyOf.admission(scope),
+            UpdateExpression: "SET #kind = :kind REMOVE #entry",
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: kind,
+          }
+        : {
+            Key: keyOf.admission(scope),
+            UpdateExpression: "SET #kind = :kind, #entry = :entry",
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: { ...kind, ":entry": items.encodeRosterEntry(entry) },
+          },
+    );
+  }
+
+  async rebuildRoster(scope: string, entries: RosterEntry[]): Promise<void> {
+    const current = await this.#requests.get(keyOf.admission(scope));
+    const keep = new Set(entries.map((entry) => items.rosterAttribute(entry.runId)));
+    const stale = Object.keys(current ?? {}).filter(
+      (name) => items.isRosterAttribute(name) && !keep.has(name),
+    );
+    const names: Record<string, string> = { "#kind": "kind", "#roster": "roster" };
+    const values: Item = { ":kind": { S: "admission" }, ":built": { BOOL: true } };
+    const sets = ["#kind = :kind", "#roster = :built"];
+    entries.forEach((entry, i) => {
+      names[`#e${i}`] = items.rosterAttribute(entry.runId);
+      values[`:e${i}`] = items.encodeRosterEntry(entry);
+      sets.push(`#e${i} = :e${i}`);
+    });
+    stale.forEach((name, i) => (names[`#s${i}`] = name));
+    const removes = stale.map((_, i) => `#s${i}`);
+    await this.#requests.update({
+      Key: keyOf.admission(scope),
+      UpdateExpression: `SET ${sets.join(", ")}${removes.length > 0 ? ` REMOVE ${removes.join(", ")}` : ""}`,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    });
+  }
+
+  async getRunHeads(runIds: string[]): Promise<RunHead[]> {
+    const found = await this.#requests.batchGet([...new Set(runIds)].map(keyOf.run));
+    return found.map(items.decodeRunHead);
   }
 
   /** Run items read back, their large strings put back from their blobs. */

@@ -27,6 +27,15 @@ export interface StoredRun {
 /** A run's listing fields, without its snapshot and outbox. */
 export type RunHead = Pick<StoredRun, "runId" | "repo" | "workflow" | "status" | "createdAt">;
 
+/** A run as an admission roster lists it. */
+export type RosterEntry = Pick<StoredRun, "runId" | "status" | "createdAt">;
+
+/** What {@link Store.admissionState} reads. */
+export interface AdmissionState {
+  paused: boolean;
+  roster: RosterEntry[] | undefined;
+}
+
 /** One append-only evidence entry. `seq` is unique per run. */
 export interface EvidenceRecord {
   runId: string;
@@ -161,7 +170,16 @@ export interface Store {
   /** Every repository's schedules, through an index. */
   listSchedules(): Promise<RepositorySchedules[]>;
 
-  /** Is admission paused for `scope` (kept in the store so that every replica agrees)? */
-  admissionPaused(scope: string): Promise<boolean>;
+  /**
+   * Admission's record of `scope` (kept in the store so that every replica agrees), in one
+   * read: whether it is paused, and its roster of unfinished runs, undefined until built.
+   */
+  admissionState(scope: string): Promise<AdmissionState>;
   setAdmissionPaused(scope: string, paused: boolean): Promise<void>;
+  /** Sets run `runId`'s entry in `scope`'s roster, or removes it (`undefined`); idempotent. */
+  noteInRoster(scope: string, runId: string, entry: RosterEntry | undefined): Promise<void>;
+  /** Replaces `scope`'s roster with `entries` and marks it built. */
+  rebuildRoster(scope: string, entries: RosterEntry[]): Promise<void>;
+  /** The listing fields of those of `runIds` that exist, read consistently. */
+  getRunHeads(runIds: string[]): Promise<RunHead[]>;
 }

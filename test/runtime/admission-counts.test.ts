@@ -1,8 +1,23 @@
 import { describe, expect, it } from "vitest";
-import { Admission } from "../../src/runtime/admission.js";
+import { Admission, admissionScope } from "../../src/runtime/admission.js";
 import type { RunDriver } from "../../src/runtime/ports.js";
+import { Runtime } from "../../src/runtime/runtime.js";
 import type { Store } from "../../src/store/store.js";
-import { workflowOf } from "../engine/harness.js";
+import { definitionOf, workflowOf } from "../engine/harness.js";
+import { useTestDynamo } from "../store/dynalite-fixture.js";
+
+const dynamo = useTestDynamo();
+
+const limited = workflowOf(`version: 1
+name: limited
+on: { label: go }
+admission: { max_active_runs: 1 }
+nodes:
+  gate: { kind: approval }
+edges:
+  - { from: gate, to: done, label: approved }
+  - { from: gate, to: failed, label: rejected }
+`);
 
 const plain = workflowOf(`version: 1
 name: plain
@@ -32,5 +47,96 @@ describe("admission without admission settings", () => {
     const admission = new Admission({ store: noScans, now: () => 1, holder: "h" });
     expect(await admission.admit("o/r", plain, "r1", runs)).toBe(true);
     expect(started).toEqual(["r1"]);
+  });
+});
+
+/** A store counting its requests, runs created on it queued, and a driver that records starts. */
+async function limitedRuns(count: number) {
+  const requests: string[] = [];
+  const store = await dynamo.newStore({ onRequest: (name) => requests.push(name) });
+  const runtime = new Runtime({
+    store,
+    performer: { perform: () => Promise.resolve(null) },
+    now: () => 1,
+  });
+  for (let i = 0; i < count; i++) {
+    const definition = definitionOf(limited, { runId: `q${String(i).padStart(3, "0")}` });
+    await runtime.create(definition, { repo: "o/r" }, 100 + i);
+  }
+  const started: string[] = [];
+  const runs: RunDriver = {
+    deliver: (runId) => {
+      started.push(runId);
+      return Promise.resolve({ applied: true } as Awaited<ReturnType<RunDriver["deliver"]>>);
+    },
+  };
+  return {
+    store,
+    requests,
+    started,
+    runs,
+    admission: new Admission({ store, now: () => 1, holder: "h" }),
+  };
+}
+
+describe("admission with limits", () => {
+  it("counts a scope's runs with one read of its roster, however many runs are queued", async () => {
+    const { admission, requests } = await limitedRuns(60);
+    await admission.counts("o/r", "limited"); // The first count builds it (see below).
+    requests.length = 0;
+    const counts = await admission.counts("o/r", "limited");
+    expect(requests).toEqual(["GetItem"]);
+    expect(counts.queued).toHaveLength(60);
+    expect(counts.queued[0]?.runId).toBe("q000");
+    expect(await admission.queuePosition("o/r", "limited", "q007")).toBe(8);
+  });
+
+  it("rereads the runs it counts before refusing, so a run whose entry lagged does not hold the slot", async () => {
+    const { store, admission, runs, started } = await limitedRuns(1);
+    // A process died after its run finished and before the roster heard: the entry says running.
+    const scope = admissionScope("o/r", "stale");
+    const stale = definitionOf(limited, { runId: "stale" });
+    const runtime = new Runtime({
+      store,
+      performer: { perform: () => Promise.resolve(null) },
+      now: () => 1,
+    });
+    await runtime.create(
+      { ...stale, workflow: { ...limited, name: "stale" } },
+      { repo: "o/r" },
+      50,
+    );
+    const stored = await store.getRun("stale");
+    await store.saveRun({ ...stored!, version: 2, status: "cancelled" });
+    await store.noteInRoster(scope, "stale", { runId: "stale", status: "running", createdAt: 50 });
+    const workflow = { ...limited, name: "stale" };
+    expect(await admission.admit("o/r", workflow, "next", runs)).toBe(true);
+    expect(started).toEqual(["next"]);
+    expect((await store.admissionState(scope)).roster?.map((entry) => entry.runId)).toEqual([]);
+  });
+
+  it("builds the roster once from the runs when it was never written (runs from before it)", async () => {
+    const store = await dynamo.newStore();
+    for (const runId of ["b", "a"]) {
+      const createdAt = runId === "a" ? 1 : 2;
+      await store.createRun({
+        runId,
+        version: 1,
+        repo: "o/r",
+        workflow: "limited",
+        status: "queued",
+        snapshot: {},
+        outbox: [],
+        createdAt,
+        updatedAt: createdAt,
+      });
+    }
+    const admission = new Admission({ store, now: () => 1, holder: "h" });
+    expect((await admission.counts("o/r", "limited")).queued.map((run) => run.runId)).toEqual([
+      "a",
+      "b",
+    ]);
+    const { roster } = await store.admissionState(admissionScope("o/r", "limited"));
+    expect(roster?.map((entry) => entry.runId).sort()).toEqual(["a", "b"]);
   });
 });

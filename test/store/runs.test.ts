@@ -208,12 +208,37 @@ describe("runs", () => {
 
   it("keeps admission's pause in the store", async () => {
     const store = await dynamo.newStore();
-    expect(await store.admissionPaused("octo/app#ship")).toBe(false);
+    expect((await store.admissionState("octo/app#ship")).paused).toBe(false);
     await store.setAdmissionPaused("octo/app#ship", true);
-    expect(await store.admissionPaused("octo/app#ship")).toBe(true);
-    expect(await store.admissionPaused("octo/app#other")).toBe(false);
+    expect((await store.admissionState("octo/app#ship")).paused).toBe(true);
+    expect((await store.admissionState("octo/app#other")).paused).toBe(false);
     await store.setAdmissionPaused("octo/app#ship", false);
-    expect(await store.admissionPaused("octo/app#ship")).toBe(false);
+    expect((await store.admissionState("octo/app#ship")).paused).toBe(false);
+  });
+
+  it("keeps admission's roster beside its pause: entries set, removed and rebuilt", async () => {
+    const store = await dynamo.newStore();
+    const scope = "octo/app#ship";
+    expect((await store.admissionState(scope)).roster).toBeUndefined();
+    await store.rebuildRoster(scope, [{ runId: "old", status: "running", createdAt: 1 }]);
+    await store.setAdmissionPaused(scope, true);
+    await store.noteInRoster(scope, "a#1", { runId: "a#1", status: "queued", createdAt: 5 });
+    await store.noteInRoster(scope, "b", { runId: "b", status: "awaiting_input", createdAt: 6 });
+    await store.noteInRoster(scope, "a#1", { runId: "a#1", status: "running", createdAt: 5 });
+    await store.noteInRoster(scope, "gone", undefined);
+    const state = await store.admissionState(scope);
+    expect(state.paused).toBe(true);
+    expect(state.roster?.sort((x, y) => x.createdAt - y.createdAt)).toEqual([
+      { runId: "old", status: "running", createdAt: 1 },
+      { runId: "a#1", status: "running", createdAt: 5 },
+      { runId: "b", status: "awaiting_input", createdAt: 6 },
+    ]);
+    await store.noteInRoster(scope, "b", undefined);
+    await store.rebuildRoster(scope, [{ runId: "new", status: "queued", createdAt: 9 }]);
+    expect(await store.admissionState(scope)).toEqual({
+      paused: true,
+      roster: [{ runId: "new", status: "queued", createdAt: 9 }],
+    });
   });
 
   it("writes a transition as one PutItem request", async () => {
