@@ -143,14 +143,10 @@ export function decodeRunHead(item: Item): RunHead {
 export function decodeRun(item: Item): StoredRun {
   const read = reader(item);
   const run: StoredRun = {
-    runId: read.string("runId"),
+    ...decodeRunHead(item),
     version: read.number("version"),
-    repo: read.string("repo"),
-    workflow: read.string("workflow"),
-    status: read.string("status"),
     snapshot: read.json("snapshot"),
     outbox: read.json("outbox") as unknown[],
-    createdAt: read.number("createdAt"),
     updatedAt: read.number("updatedAt"),
   };
   if (read.has("issue")) run.issue = read.number("issue");

@@ -14,16 +14,9 @@ export async function readJsonBody(request: IncomingMessage, limit: number): Pro
     status: 413,
     message: `request body is larger than ${limit} bytes`,
   } as const;
-  const declared = Number(request.headers["content-length"] ?? "0");
-  if (declared > limit) return tooLarge;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) return tooLarge;
-    chunks.push(chunk);
-  }
-  const text = Buffer.concat(chunks).toString("utf8");
+  const body = await readBoundedBody(request, limit);
+  if (body === undefined) return tooLarge;
+  const text = body.toString("utf8");
   if (text.trim() === "") return { ok: true, value: {} };
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
@@ -33,6 +26,22 @@ export async function readJsonBody(request: IncomingMessage, limit: number): Pro
     }
     throw error;
   }
+}
+
+/** Reads `request`'s body whole; undefined when it declares or grows past `limit` bytes. */
+export async function readBoundedBody(
+  request: IncomingMessage,
+  limit: number,
+): Promise<Buffer | undefined> {
+  if (Number(request.headers["content-length"] ?? "0") > limit) return undefined;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
 }
 
 /** An answer of `body` as JSON, never cached. */

@@ -2,6 +2,7 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { estimateCostUsd } from "../../agents/prices.js";
 import type { TokenUsage } from "../../engine/commands.js";
+import { readBoundedBody } from "./http-json.js";
 
 /**
  * A model provider whose API the hub forwards DevBox requests to, holding its real key: the
@@ -155,7 +156,7 @@ export async function forwardToProvider(
   const url = upstreamUrl(upstream, target.rest);
   if (url === undefined)
     return refuse(response, 404, upstream, "clustercode: no such provider path");
-  const body = await readBody(request);
+  const body = await readBoundedBody(request, MAX_REQUEST_BYTES);
   if (body === undefined) {
     return refuse(
       response,
@@ -191,6 +192,8 @@ export async function forwardToProvider(
   const meter = new UsageMeter(modelOf(body));
   if (reply.body !== null) {
     for await (const chunk of reply.body as AsyncIterable<Uint8Array>) {
+      // The agent went away: stop reading (which cancels the provider's reply too).
+      if (response.destroyed) break;
       meter.feed(chunk);
       if (!response.write(chunk)) await drained(response);
     }
@@ -204,18 +207,6 @@ function upstreamUrl(upstream: ProviderUpstream, rest: string): URL | undefined 
   const base = new URL(`${upstream.baseUrl}/`);
   const url = new URL(rest.replace(/^\/+/, ""), base);
   return url.origin === base.origin && url.pathname.startsWith(base.pathname) ? url : undefined;
-}
-
-async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
-  if (Number(request.headers["content-length"] ?? "0") > MAX_REQUEST_BYTES) return undefined;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_REQUEST_BYTES) return undefined;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
 }
 
 function drained(response: ServerResponse): Promise<void> {
