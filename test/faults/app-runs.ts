@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { DeliveryIntake } from "../../src/github/intake.js";
 import type { StoredRun } from "../../src/store/store.js";
 import { OWNER, REPO, type TestApp } from "../github/helpers/harness.js";
 import { commentOn, labeledIssue } from "../github/helpers/payloads.js";
@@ -81,7 +82,7 @@ export async function waitForRuns(
   statuses: readonly string[],
   options: { timeoutMs?: number; nudge?: () => Promise<unknown> } = {},
 ): Promise<StoredRun[]> {
-  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  const deadline = Date.now() + (options.timeoutMs ?? 15_000);
   for (;;) {
     await app.host.idle();
     const found = await runsOf(app);
@@ -97,4 +98,26 @@ export async function waitForRuns(
     await options.nudge?.();
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/**
+ * The sweep of another replica, a minute and a half later: it takes the deliveries whose
+ * handling failed retryably (left unprocessed for a sweep), which the app's own sweep would
+ * take after `staleMs`.
+ */
+export async function sweepLater(app: TestApp): Promise<number> {
+  const intake = new DeliveryIntake({
+    store: app.host.store,
+    handle: (delivery) => app.host.handle(delivery),
+    now: () => Date.now() + 90_000,
+    holder: "later-sweeper",
+    onError: (error, delivery) =>
+      app.errors.push(
+        `sweep of ${delivery.deliveryId}: ${error instanceof Error ? error.message : String(error)}`,
+      ),
+  });
+  const taken = await intake.sweep();
+  await intake.idle();
+  await app.host.idle();
+  return taken;
 }

@@ -18,6 +18,18 @@ export interface RecordedRequest {
 
 type Reply = [number, unknown] | [number, unknown, Record<string, string>];
 
+/**
+ * An error answer instead of the route's: 502 (an outage) unless given; with `wrote`, GitHub
+ * did the write before failing to answer.
+ */
+export interface Outage {
+  status?: number;
+  wrote?: boolean;
+  /** Headers of the error answer (a secondary rate limit's `retry-after`). */
+  headers?: Record<string, string>;
+  message?: string;
+}
+
 /** A check run as the fake keeps it: what the app sent, plus id and URL. */
 export interface CheckRun extends Record<string, unknown> {
   id: number;
@@ -88,15 +100,9 @@ export class FakeGitHub {
    * Requests (method and path) to answer once with an error: 502 (an outage) unless given;
    * with `wrote`, GitHub did the write before failing to answer.
    */
-  readonly outages: {
-    method: string;
-    path: RegExp;
-    status?: number;
-    wrote?: true;
-    /** Headers of the error answer (a secondary rate limit's `retry-after`). */
-    headers?: Record<string, string>;
-    message?: string;
-  }[] = [];
+  readonly outages: (Outage & { method: string; path: RegExp })[] = [];
+  /** Asked about every request after the outages: an outage to answer it with, or none. */
+  faultOf: ((method: string, path: string) => Outage | undefined) | undefined;
   #nextId = 1000;
   readonly #routes: Route[] = [
     [
@@ -394,11 +400,10 @@ export class FakeGitHub {
     this.requests.push(request);
     this.problems.push(...checkRequest(method, url.pathname, parsed === "" ? undefined : parsed));
     const outage = this.outages.findIndex((o) => o.method === method && o.path.test(request.path));
-    if (outage >= 0) {
-      const [{ status = 502, wrote = false, headers, message } = {}] = this.outages.splice(
-        outage,
-        1,
-      );
+    const fault =
+      outage >= 0 ? this.outages.splice(outage, 1)[0] : this.faultOf?.(method, request.path);
+    if (fault !== undefined) {
+      const { status = 502, wrote = false, headers, message } = fault;
       if (wrote) this.#route(method, request);
       request.status = status;
       request.applied = wrote;
