@@ -4,7 +4,10 @@ import { InstantWorld } from "../agents/instant-world.js";
 import { definitionOf, workflowOf } from "../engine/harness.js";
 import { runs } from "../fuzz/fuzz-size.js";
 import { useTestDynamo } from "../store/dynalite-fixture.js";
-import { checkInvariants } from "./invariants.js";
+import { startTestApp } from "../github/helpers/harness.js";
+import { SHIP_WORKFLOW } from "../github/helpers/payloads.js";
+import { approvals, deliverAll, labels, runsOf, sweepLater, waitForRuns } from "./app-runs.js";
+import { checkInvariants, surfaceProblems } from "./invariants.js";
 import { StoreFaults } from "./store-faults.js";
 
 const dynamo = useTestDynamo();
@@ -83,5 +86,43 @@ describe("the store failing 0.5 % of its calls (throttles, timeouts, lost answer
     expect(await checkInvariants({ store, runIds: ids, ledgerScopes: [`${REPO}#fixer`] })).toEqual(
       [],
     );
+  });
+
+  it("takes runs of the app from label to approval to done", { timeout: 60_000 }, async () => {
+    const app = await startTestApp(SHIP_WORKFLOW);
+    try {
+      app.github.permissions.set("alice", "write");
+      app.github.permissions.set("bob", "write");
+      const count = runs(3, 30);
+      faults = new StoreFaults({ rate: 0.005, seed: 22 });
+      faults.install();
+      // A delivery the store refused is GitHub's to send again; one whose handling failed
+      // waits for a sweep. Both happen here, now.
+      const starts = labels(count);
+      const nudge = async () => {
+        await deliverAll(app, starts);
+        await sweepLater(app);
+      };
+      await deliverAll(app, starts);
+      await waitForRuns(app, count, ["awaiting_input"], { nudge });
+      const answers = approvals(count);
+      const answer = async () => {
+        await deliverAll(app, answers);
+        await sweepLater(app);
+      };
+      await deliverAll(app, answers);
+      await waitForRuns(app, count, ["succeeded"], { nudge: answer });
+      faults.uninstall();
+      const ids = (await runsOf(app)).map((run) => run.runId);
+      expect(ids).toHaveLength(count);
+      expect(
+        await checkInvariants({ store: app.host.store, runIds: ids, github: app.github }),
+      ).toEqual([]);
+      expect(await surfaceProblems(app.host.store, app.github, ids)).toEqual([]);
+      expect(faults.total).toBeGreaterThan(0);
+      expect(app.github.problems).toEqual([]);
+    } finally {
+      await app.close();
+    }
   });
 });
