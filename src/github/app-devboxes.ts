@@ -52,9 +52,13 @@ export async function appDevBoxes(
   );
   const { executor } = choice;
   if (executor instanceof TokenScrubbingExecutor) await executor.reap();
+  // The lapse the DevBoxes are given is the hub's too, as `clustercode run` has it: a hub on
+  // its default would call a DevBox lost sooner or later than the DevBox gives up on the hub.
+  const lapse = Number(env.CLUSTERCODE_DEVBOX_LAPSE_MS ?? "") || undefined;
   const hub = new DevBoxHub({
     onEvent: (event) => events.onHubEvent(event),
     onError: (error) => options.log.error("DevBox hub", error),
+    ...(lapse === undefined ? {} : { lapseMs: lapse }),
     host: choice.hubHost,
     port: choice.hubPort,
     // DevBoxes refresh their git token here (the same narrowed token as the clone's).

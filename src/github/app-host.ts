@@ -214,13 +214,14 @@ export class AppHost {
   /** Processes one recorded delivery with its installation's client. */
   async handle(delivery: DeliveryRecord): Promise<void> {
     const payload = delivery.payload as {
-      installation?: { id: number };
-      repository?: { full_name: string };
-    };
-    const id = payload.installation?.id;
-    if (id === undefined || this.#auth === undefined) return;
-    if (payload.repository !== undefined)
-      this.services.installations.remember(payload.repository.full_name, id);
+      installation?: { id?: unknown } | null;
+      repository?: { full_name?: unknown } | null;
+    } | null;
+    const id = payload?.installation?.id;
+    if (typeof id !== "number" || this.#auth === undefined) return;
+    // Read before the payload is checked (routeDelivery refuses a malformed one with why).
+    const repo = payload?.repository?.full_name;
+    if (typeof repo === "string") this.services.installations.remember(repo, id);
     const gh = await this.#auth.installation(id);
     await routeDelivery(delivery, { gh, deliveryId: delivery.deliveryId, services: this.services });
   }

@@ -1,4 +1,5 @@
 import type { DeliveryRecord } from "../store/store.js";
+import { checkPayload, fitsPayload } from "./payload-schemas.js";
 import {
   buttonOf,
   failedRunCheckOf,
@@ -81,6 +82,8 @@ export function wantsDelivery(event: string, payload: unknown): boolean {
   if (found === undefined) return false;
   const installation = (payload as { installation?: { id?: unknown } } | null)?.installation;
   if (typeof installation?.id !== "number") return false;
+  // A payload without the fields the app reads is recorded, to be refused with why.
+  if (!fitsPayload(event, payload)) return true;
   try {
     return found.wants(payload);
   } catch {
@@ -88,13 +91,20 @@ export function wantsDelivery(event: string, payload: unknown): boolean {
   }
 }
 
-/** What to record of a wanted delivery's payload. */
+/** What to record of a wanted delivery's payload (a malformed one as it came). */
 export function recordedPayload(event: string, payload: unknown): unknown {
+  if (!fitsPayload(event, payload)) return payload;
   return ROUTES[event]?.trim?.(payload) ?? payload;
 }
 
-/** Hands a recorded delivery to the handler of its event when it has anything to do. */
+/**
+ * Hands a recorded delivery to the handler of its event when it has anything to do; throws a
+ * MalformedPayloadError (not retryable: it is logged, and the delivery is done) for a payload
+ * without the fields the handler reads.
+ */
 export async function routeDelivery(delivery: DeliveryRecord, ctx: HandlerContext): Promise<void> {
   const found = ROUTES[delivery.event];
-  if (found?.wants(delivery.payload) === true) await found.handle(delivery.payload, ctx);
+  if (found === undefined) return;
+  checkPayload(delivery.event, delivery.payload);
+  if (found.wants(delivery.payload)) await found.handle(delivery.payload, ctx);
 }

@@ -1,4 +1,5 @@
 import type { EvidenceEntry } from "../engine/model.js";
+import { isRetryable } from "../errors/app-error.js";
 import type { Store, StoredRun } from "../store/store.js";
 import type { Admission } from "../runtime/admission.js";
 import {
@@ -15,6 +16,9 @@ import { renderCheckRuns } from "./render-checks.js";
 import { renderStatusComment, statusMarker } from "./render-status.js";
 import { parseRunBranch } from "./run-index.js";
 import { decodeRun, type RunDocument } from "../runtime/run-repository.js";
+
+/** How many times a run's sync is tried in a row when it fails retryably. */
+const SYNC_ATTEMPTS = 5;
 
 /** How many runs' memos a process keeps. */
 const MAX_MEMOS = 1000;
@@ -63,14 +67,23 @@ export class Surfaces {
       return;
     }
     const run = (async () => {
+      let failures = 0;
       do {
-        // A burst of transitions (a node ending, the next one starting) becomes one sync.
-        await new Promise((resolve) => setTimeout(resolve, this.deps.debounceMs ?? 250));
+        // A burst of transitions (a node ending, the next one starting) becomes one sync; a
+        // sync again after a failure waits longer each time.
+        const wait = (this.deps.debounceMs ?? 250) * 2 ** failures;
+        await new Promise((resolve) => setTimeout(resolve, wait));
         this.#dirty.delete(runId);
         try {
           await this.sync(runId);
+          failures = 0;
         } catch (error) {
           this.deps.onError(error, runId);
+          // GitHub's outage or rate limit would leave the run's last state unshown: sync again
+          // (a few times), finding the surfaces afresh by key, since a failed write may have
+          // landed.
+          this.#memos.delete(runId);
+          if (isRetryable(error) && ++failures < SYNC_ATTEMPTS) this.#dirty.add(runId);
         }
       } while (this.#dirty.has(runId));
     })().finally(() => this.#running.delete(runId));

@@ -144,10 +144,13 @@ export class DevBoxEffects implements EffectPerformer {
         void this.#judge(runId, effect, events);
         return { asked: effect.requestId };
       case "ledger.add": {
+        // Keyed by the effect, so that performing it again (after a lost answer or a crash
+        // before its receipt) adds nothing; a check (0) needs no key, and a re-asked one has none.
         const totalUsd = await store.addCost(
           await this.#ledgerScope(runId, effect.workflow),
           effect.day,
           effect.usd,
+          ...(effect.usd === 0 ? [] : [`${runId}/${effect.seq}`]),
         );
         const { requestId } = effect;
         if (requestId !== undefined) {

@@ -1,3 +1,4 @@
+import { isConditionFailed } from "./dynamo-error.js";
 import * as items from "./dynamo-items.js";
 import { INDEX_PARTITIONS, keyOf, num, padTime, type Item } from "./dynamo-items.js";
 import { TableRequests, type TableRequestsOptions } from "./dynamo-requests.js";
@@ -210,17 +211,36 @@ export class DynamoStore implements Store {
     return found.map(items.decodeDelivery);
   }
 
-  async addCost(scope: string, day: string, usd: number): Promise<number> {
+  async addCost(scope: string, day: string, usd: number, key?: string): Promise<number> {
     if (!DAY.test(day)) throw new StoreError("invalid_argument", `Not a YYYY-MM-DD day: ${day}`);
-    const attributes = await this.#requests.update({
-      Key: keyOf.ledger(scope, day),
-      // ADD is applied by the database (in decimal), so concurrent adds never lose each other.
-      UpdateExpression: "ADD #total :usd SET #scope = :scope, #day = :day",
-      ExpressionAttributeNames: { "#total": "total", "#scope": "scope", "#day": "day" },
-      ExpressionAttributeValues: { ":usd": num(usd), ":scope": { S: scope }, ":day": { S: day } },
-      ReturnValues: "UPDATED_NEW",
-    });
-    return Number(attributes?.total?.N ?? "0");
+    const names = { "#total": "total", "#scope": "scope", "#day": "day" };
+    const values: Item = { ":usd": num(usd), ":scope": { S: scope }, ":day": { S: day } };
+    try {
+      const attributes = await this.#requests.update({
+        Key: keyOf.ledger(scope, day),
+        // ADD is applied by the database (in decimal), so concurrent adds never lose each other.
+        // A keyed add also records its key in the same write, and is refused when the key is
+        // there already: a resent add (the SDK's retry after a lost answer, the runtime's after
+        // a crash) is counted once.
+        ...(key === undefined
+          ? {
+              UpdateExpression: "ADD #total :usd SET #scope = :scope, #day = :day",
+              ExpressionAttributeNames: names,
+              ExpressionAttributeValues: values,
+            }
+          : {
+              UpdateExpression: "ADD #total :usd, #keys :keys SET #scope = :scope, #day = :day",
+              ConditionExpression: "attribute_not_exists(#keys) OR NOT contains(#keys, :key)",
+              ExpressionAttributeNames: { ...names, "#keys": "keys" },
+              ExpressionAttributeValues: { ...values, ":keys": { SS: [key] }, ":key": { S: key } },
+            }),
+        ReturnValues: "UPDATED_NEW",
+      });
+      return Number(attributes?.total?.N ?? "0");
+    } catch (error) {
+      if (key === undefined || !isConditionFailed(error)) throw error;
+      return this.getCost(scope, day);
+    }
   }
 
   async getCost(scope: string, day: string): Promise<number> {

@@ -151,9 +151,10 @@ export interface Store {
 
   /**
    * Adds `usd` to the ledger of `scope` (e.g. `owner/repo#workflow#loop`) for `day` (YYYY-MM-DD,
-   * UTC) atomically, and returns the new total.
+   * UTC) atomically, and returns the new total. With `key` (the add's effect key), an add whose
+   * key the ledger has seen already adds nothing and returns the total: a resent add counts once.
    */
-  addCost(scope: string, day: string, usd: number): Promise<number>;
+  addCost(scope: string, day: string, usd: number, key?: string): Promise<number>;
   getCost(scope: string, day: string): Promise<number>;
 
   /**

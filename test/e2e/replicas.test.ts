@@ -1,45 +1,9 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { createInterface } from "node:readline";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DynamoStore } from "../../src/store/dynamo-store.js";
 import { createTable } from "../../src/store/dynamo-table.js";
 import { startEmbeddedDynamo, type EmbeddedDynamo } from "../../src/store/embedded.js";
-
-const REPLICA = new URL("./fixtures/replica.js", import.meta.url).pathname;
-
-/** An app replica process, driven by JSON lines. */
-class Replica {
-  readonly process: ChildProcess;
-  readonly #pending = new Map<number, (answer: Record<string, unknown>) => void>();
-  #next = 0;
-
-  constructor(endpoint: string, table: string, name: string) {
-    this.process = spawn(process.execPath, [REPLICA, endpoint, table, name], {
-      stdio: ["pipe", "pipe", "inherit"],
-      env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" },
-    });
-    createInterface({ input: this.process.stdout! }).on("line", (line) => {
-      const answer = JSON.parse(line) as { id: number };
-      this.#pending.get(answer.id)?.(answer);
-    });
-  }
-
-  ask(command: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const id = this.#next++;
-    return new Promise((resolve) => {
-      this.#pending.set(id, resolve);
-      this.process.stdin!.write(`${JSON.stringify({ ...command, id })}\n`);
-    });
-  }
-
-  async stop(): Promise<void> {
-    this.process.stdin!.end();
-    if (this.process.exitCode === null && this.process.signalCode === null) {
-      await new Promise((resolve) => this.process.once("close", resolve));
-    }
-  }
-}
+import { Replica } from "./replica-process.js";
 
 let dynamo: EmbeddedDynamo;
 let client: DynamoDBClient;

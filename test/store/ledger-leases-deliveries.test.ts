@@ -64,6 +64,20 @@ describe("cost ledger", () => {
     expect(await store.getCost("a", "2025-06-03")).toBe(0);
   });
 
+  it("counts a keyed add once however often it is sent, and unkeyed adds every time", async () => {
+    const store = await dynamo.newStore();
+    const sent = await Promise.all([
+      store.addCost("a", "2025-06-01", 1.5, "run1/4"),
+      store.addCost("a", "2025-06-01", 1.5, "run1/4"),
+    ]);
+    expect(await store.addCost("a", "2025-06-01", 1.5, "run1/4")).toBe(1.5);
+    expect(sent).toEqual([1.5, 1.5]);
+    expect(await store.addCost("a", "2025-06-01", 2, "run1/9")).toBe(3.5);
+    expect(await store.addCost("a", "2025-06-01", 0)).toBe(3.5);
+    expect(await store.addCost("a", "2025-06-01", 1)).toBe(4.5);
+    expect(await store.addCost("a", "2025-06-01", 1)).toBe(5.5);
+  });
+
   it("rejects a day that is not YYYY-MM-DD and a cost that is not a number", async () => {
     const store = await dynamo.newStore();
     await expect(store.addCost("a", "1 June", 1)).rejects.toMatchObject({

@@ -20,3 +20,9 @@ export function webhookExample<T>(event: string, action?: string): T {
   if (example === undefined) throw new Error(`no webhook example for ${event}.${action ?? "*"}`);
   return structuredClone(example) as T;
 }
+
+/** Every real webhook example of `event` (deep copies). */
+export function webhookExamples(event: string): Record<string, unknown>[] {
+  const group = groups.find((candidate) => candidate.name === event);
+  return (group?.examples ?? []).map((example) => structuredClone(example));
+}

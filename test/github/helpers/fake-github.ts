@@ -10,9 +10,25 @@ export interface RecordedRequest {
   body: Record<string, unknown>;
   /** The Authorization header, when the request had one. */
   authorization?: string;
+  /** The status the fake answered with. */
+  status?: number;
+  /** Whether the fake did the write (an outage may answer an error after doing it). */
+  applied?: boolean;
 }
 
 type Reply = [number, unknown] | [number, unknown, Record<string, string>];
+
+/**
+ * An error answer instead of the route's: 502 (an outage) unless given; with `wrote`, GitHub
+ * did the write before failing to answer.
+ */
+export interface Outage {
+  status?: number;
+  wrote?: boolean;
+  /** Headers of the error answer (a secondary rate limit's `retry-after`). */
+  headers?: Record<string, string>;
+  message?: string;
+}
 
 /** A check run as the fake keeps it: what the app sent, plus id and URL. */
 export interface CheckRun extends Record<string, unknown> {
@@ -84,7 +100,9 @@ export class FakeGitHub {
    * Requests (method and path) to answer once with an error: 502 (an outage) unless given;
    * with `wrote`, GitHub did the write before failing to answer.
    */
-  readonly outages: { method: string; path: RegExp; status?: number; wrote?: true }[] = [];
+  readonly outages: (Outage & { method: string; path: RegExp })[] = [];
+  /** Asked about every request after the outages: an outage to answer it with, or none. */
+  faultOf: ((method: string, path: string) => Outage | undefined) | undefined;
   #nextId = 1000;
   readonly #routes: Route[] = [
     [
@@ -382,12 +400,20 @@ export class FakeGitHub {
     this.requests.push(request);
     this.problems.push(...checkRequest(method, url.pathname, parsed === "" ? undefined : parsed));
     const outage = this.outages.findIndex((o) => o.method === method && o.path.test(request.path));
-    if (outage >= 0) {
-      const [{ status = 502, wrote = false } = {}] = this.outages.splice(outage, 1);
+    const fault =
+      outage >= 0 ? this.outages.splice(outage, 1)[0] : this.faultOf?.(method, request.path);
+    if (fault !== undefined) {
+      const { status = 502, wrote = false, headers, message } = fault;
       if (wrote) this.#route(method, request);
-      return [status, { message: status === 502 ? "Server Error" : "Gone" }];
+      request.status = status;
+      request.applied = wrote;
+      const body = { message: message ?? (status === 502 ? "Server Error" : "Gone") };
+      return headers === undefined ? [status, body] : [status, body, headers];
     }
-    return this.#route(method, request);
+    const reply = this.#route(method, request);
+    request.status = reply[0];
+    request.applied = reply[0] < 300;
+    return reply;
   }
 
   #route(method: string, request: RecordedRequest): Reply {
