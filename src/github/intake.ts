@@ -90,7 +90,7 @@ export class DeliveryIntake {
       lanes?: number;
     },
   ) {
-    this.#writer = new DeliveryWriter(deps.store);
+    this.#writer = new DeliveryWriter(deps.store, () => this.#pump());
   }
 
   /** Deliveries recorded and waiting in this process's queue. */
@@ -281,10 +281,14 @@ export class DeliveryIntake {
 
   /**
    * Starts handling queued deliveries while lanes are free: the first queued delivery of each
-   * free lane, so a lane's deliveries keep their order and a busy lane holds up no other. Pages
-   * in the deliveries that waited in the store once the queue is half empty.
+   * free lane, so a lane's deliveries keep their order and a busy lane holds up no other; none
+   * while a record is being written, so that handling never slows an acknowledgement (the
+   * store serves requests in turn). Pages in the deliveries that waited in the store once the
+   * queue is half empty.
    */
   #pump(): void {
+    // The writer pumps again once it is idle.
+    if (this.#writer.busy) return;
     while (this.#active.size < (this.deps.lanes ?? LANES)) {
       const next = this.#queue.findIndex((queued) => !this.#busyLanes.has(queued.lane));
       if (next < 0) break;

@@ -389,6 +389,42 @@ describe("group commit of deliveries", () => {
     await intake.idle();
   });
 
+  it("starts no handling while a record is being written, and all of them after", async () => {
+    const store = await dynamo.newStore();
+    const gates: (() => void)[] = [];
+    const gated = new Proxy(store, {
+      get(target, name: keyof Store) {
+        if (name !== "recordDeliveries") return (target[name] as () => unknown).bind(target);
+        return async (deliveries: DeliveryRecord[]) => {
+          await new Promise<void>((resolve) => gates.push(resolve));
+          return target.recordDeliveries(deliveries);
+        };
+      },
+    });
+    const handled: string[] = [];
+    const intake = new DeliveryIntake({
+      store: gated,
+      holder: "here",
+      now: () => 1_000_000,
+      handle: (delivery) => (handled.push(delivery.deliveryId), Promise.resolve()),
+      onError: (error) => {
+        throw error;
+      },
+    });
+    const first = intake.record("d1", "issues", {});
+    const second = intake.record("d2", "issues", {});
+    gates[0]?.();
+    expect(await first).toBe(true);
+    // d1 is recorded and queued, d2's write is under way: d1 waits for it.
+    for (let i = 0; i < 100 && gates.length < 2; i++) await sleep(10);
+    await store.getRun("nothing"); // a round trip to the store, as a claim would take
+    expect(handled).toEqual([]);
+    gates[1]?.();
+    expect(await second).toBe(true);
+    await intake.idle();
+    expect(handled.sort()).toEqual(["d1", "d2"]);
+  });
+
   it("handles once two copies of a delivery that two replicas both recorded", async () => {
     const store = await dynamo.newStore();
     const handled: string[] = [];
