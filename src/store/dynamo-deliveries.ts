@@ -3,9 +3,13 @@ import { keyOf, num, readS, type Item } from "./dynamo-items.js";
 import type { TableRequests } from "./dynamo-requests.js";
 import type { DeliveryRecord, DeliveryTakeover } from "./store.js";
 
+/** The condition of a delivery's first record: its id was never recorded. */
+export const RECORD_ONCE = { expression: "attribute_not_exists(pk)" };
+
 /**
- * Deliveries recorded in groups, and claimed one by one when handled. BatchWriteItem takes no
- * condition, so the group's dedupe is two steps: a consistent BatchGetItem of the group's ids
+ * Deliveries recorded in groups, and claimed one by one when handled. A group of one is one
+ * conditional PutItem (a quiet intake's acknowledgement waits for one round trip, not two).
+ * BatchWriteItem takes no condition, so a larger group's dedupe is two steps: a consistent BatchGetItem of the group's ids
  * drops those recorded before (and a repeat within the group), then one BatchWriteItem per 25
  * writes the rest. A processed delivery is thus never rewritten as unprocessed by its
  * redelivery. Two copies of one delivery recorded at the same moment (on two replicas) may both
@@ -18,6 +22,10 @@ export class DynamoDeliveries {
 
   /** One flag per delivery, in order: true when it was recorded now. */
   async record(deliveries: DeliveryRecord[]): Promise<boolean[]> {
+    const [alone] = deliveries;
+    if (deliveries.length === 1 && alone !== undefined) {
+      return [await this.requests.put(items.encodeDelivery(alone), RECORD_ONCE)];
+    }
     const ids = [...new Set(deliveries.map((delivery) => delivery.deliveryId))];
     const known = new Set(
       (await this.requests.batchGet(ids.map(keyOf.delivery))).map((item) =>

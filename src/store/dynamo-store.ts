@@ -1,4 +1,4 @@
-import { DynamoDeliveries } from "./dynamo-deliveries.js";
+import { DynamoDeliveries, RECORD_ONCE } from "./dynamo-deliveries.js";
 import * as items from "./dynamo-items.js";
 import { INDEX_PARTITIONS, keyOf, num, padTime, type Item } from "./dynamo-items.js";
 import { TableRequests, type TableRequestsOptions } from "./dynamo-requests.js";
@@ -178,9 +178,7 @@ export class DynamoStore implements Store {
   }
 
   async recordDelivery(delivery: DeliveryRecord): Promise<boolean> {
-    return this.#requests.put(items.encodeDelivery(delivery), {
-      expression: "attribute_not_exists(pk)",
-    });
+    return this.#requests.put(items.encodeDelivery(delivery), RECORD_ONCE);
   }
 
   recordDeliveries(deliveries: DeliveryRecord[]): Promise<boolean[]> {

@@ -57,8 +57,10 @@ describe("deliveries recorded in groups", () => {
       delivery("b", 1_002),
     ]);
     requests.length = 0;
+    // A group of one is a conditional put.
     expect(await store.recordDeliveries([delivery("a", 2_000)])).toEqual([false]);
-    expect(requests).toEqual(["BatchGetItem"]);
+    expect(await store.recordDeliveries([delivery("c", 2_000)])).toEqual([true]);
+    expect(requests).toEqual(["PutItem", "PutItem"]);
   });
 
   it("lets one holder claim a delivery, and another take it over only as allowed", async () => {
