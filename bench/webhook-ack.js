@@ -118,6 +118,7 @@ async function send(url, [event, body]) {
 }
 
 async function atRate(url, delivery, rate, seconds) {
+  let failed = 0;
   const latencies = [];
   const pending = [];
   const begin = performance.now();
@@ -125,12 +126,18 @@ async function atRate(url, delivery, rate, seconds) {
     const due = begin + (i * 1000) / rate;
     const wait = due - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    pending.push(send(url, delivery).then((ms) => latencies.push(ms)));
+    // A server past its capacity may refuse connections: counted, never a latency.
+    pending.push(
+      send(url, delivery).then(
+        (ms) => latencies.push(ms),
+        () => failed++,
+      ),
+    );
   }
   await Promise.all(pending);
   latencies.sort((a, b) => a - b);
   const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
-  return { p50: at(0.5), p99: at(0.99) };
+  return { p50: at(0.5), p99: at(0.99), failed };
 }
 
 async function closedLoop(url, delivery, concurrency, seconds) {
@@ -171,8 +178,12 @@ async function main() {
         const latency = await atRate(url, delivery, rate, seconds);
         const more = {};
         for (const other of moreRates) {
-          const { p50, p99 } = await atRate(url, delivery, other, seconds);
-          Object.assign(more, { [`p50@${other}`]: p50, [`p99@${other}`]: p99 });
+          const { p50, p99, failed } = await atRate(url, delivery, other, seconds);
+          Object.assign(more, {
+            [`p50@${other}`]: p50,
+            [`p99@${other}`]: p99,
+            [`failed@${other}`]: failed,
+          });
         }
         const throughput = await closedLoop(url, delivery, concurrency, Math.min(seconds, 5));
         results.get(`${kind} ${what}`).push({ ...latency, ...more, throughput });
@@ -197,7 +208,7 @@ async function main() {
   for (const other of moreRates) {
     for (const name of results.keys()) {
       console.log(
-        `${`${name} @${other}/s`.padEnd(24)}  ack p50 ${median(name, `p50@${other}`).toFixed(1)} ms  p99 ${median(name, `p99@${other}`).toFixed(1)} ms (medians of ${rounds})`,
+        `${`${name} @${other}/s`.padEnd(24)}  ack p50 ${median(name, `p50@${other}`).toFixed(1)} ms  p99 ${median(name, `p99@${other}`).toFixed(1)} ms  refused ${median(name, `failed@${other}`)} (medians of ${rounds})`,
       );
     }
   }

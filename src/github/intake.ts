@@ -3,6 +3,12 @@ import type { DeliveryRecord, DeliveryTakeover, Store } from "../store/store.js"
 import { StoreError } from "../store/store-error.js";
 import { DeliveryNotRecordedError } from "./delivery-error.js";
 import { laneOf } from "./delivery-lanes.js";
+import {
+  findLeftDeliveries,
+  livenessLease,
+  SWEEP_PAGE,
+  type LeftDelivery,
+} from "./delivery-sweep.js";
 import { DeliveryWriter } from "./delivery-writer.js";
 
 /** Turns one recorded delivery into engine events and GitHub calls. */
@@ -14,10 +20,6 @@ export type DeliveryHandler = (delivery: DeliveryRecord) => Promise<void>;
  */
 export const ACK_DEADLINE_MS = 5_000;
 
-/** How many unprocessed deliveries a sweep reads at a time, and queues at most. */
-const SWEEP_PAGE = 100;
-/** How many pages one sweep reads at most (a bound on its reads; the next sweep goes on). */
-const SWEEP_PAGES = 20;
 /** Deliveries queued in memory at most, by default; past it they wait in the store. */
 const QUEUE_LIMIT = 1_000;
 /** Deliveries handled at the same time at most, by default (each in its own lane). */
@@ -175,73 +177,36 @@ export class DeliveryIntake {
     this.#spilled = false;
     this.#sweeps++;
     try {
-      return this.#queueFound(await this.#findLeft(wanted, spilled), wanted, spilled);
+      const left = await findLeftDeliveries({
+        store: this.deps.store,
+        holder: this.deps.holder,
+        now: this.deps.now(),
+        staleMs: this.deps.staleMs ?? 60_000,
+        abandonMs: this.deps.abandonMs ?? 15 * 60_000,
+        wanted,
+        ownAtAnyAge: spilled,
+        inHand: (id) => this.#held.has(id) || this.#recording.has(id),
+      });
+      return this.#queueFound(left, wanted, spilled);
     } finally {
       if (--this.#sweeps === 0) this.#markedWhileSweeping.clear();
     }
   }
 
-  /** The unprocessed deliveries this process should handle now, at most `wanted`. */
-  async #findLeft(wanted: number, spilled: boolean): Promise<Queued[]> {
-    const now = this.deps.now();
-    const stale = now - (this.deps.staleMs ?? 60_000);
-    const abandoned = now - (this.deps.abandonMs ?? 15 * 60_000);
-    const isGone = this.#goneProbe(now);
-    const left: Queued[] = [];
-    // Page past deliveries a live replica is busy with: what is behind them may be anybody's.
-    let after: DeliveryRecord | undefined;
-    for (let page = 0; page < SWEEP_PAGES && left.length < wanted; page++) {
-      const found = await this.deps.store.unprocessedDeliveries(SWEEP_PAGE, after);
-      for (const delivery of found) {
-        const { deliveryId, receivedAt, receivedBy } = delivery;
-        if (left.length >= wanted) break;
-        if (this.#held.has(deliveryId) || this.#recording.has(deliveryId)) continue;
-        const others = receivedBy !== undefined && receivedBy !== this.deps.holder;
-        if (receivedAt > stale && (others || !spilled)) continue;
-        const takeover: DeliveryTakeover = { before: abandoned };
-        if (others && receivedAt > abandoned) {
-          if (!(await isGone(receivedBy))) continue;
-          takeover.from = receivedBy;
-        }
-        left.push({ delivery, lane: laneOf(delivery), takeover });
-      }
-      after = found.at(-1);
-      if (found.length < SWEEP_PAGE) break;
-      if (!spilled && (after?.receivedAt ?? 0) > stale) break;
-    }
-    return left;
-  }
-
-  #queueFound(left: Queued[], wanted: number, spilled: boolean): number {
+  #queueFound(left: LeftDelivery[], wanted: number, spilled: boolean): number {
     // More of this process's own may wait in the store.
     if (spilled && left.length >= wanted) this.#spilled = true;
     // Another sweep, or a record, may have queued some meanwhile, or handled them.
-    const fresh = left.filter(
-      ({ delivery: { deliveryId } }) =>
-        !this.#held.has(deliveryId) && !this.#markedWhileSweeping.has(deliveryId),
-    );
+    const fresh = left
+      .filter(
+        ({ delivery: { deliveryId } }) =>
+          !this.#held.has(deliveryId) && !this.#markedWhileSweeping.has(deliveryId),
+      )
+      .map((found): Queued => ({ ...found, lane: laneOf(found.delivery) }));
     for (const queued of fresh) this.#held.add(queued.delivery.deliveryId);
     this.#queue.push(...fresh);
     this.#pump();
     return fresh.length;
-  }
-
-  /** Whether a receiver is gone: taking its liveness lease for a millisecond succeeds only then. */
-  #goneProbe(now: number): (receiver: string) => Promise<boolean> {
-    const gone = new Map<string, Promise<boolean>>();
-    return (receiver) => {
-      let probe = gone.get(receiver);
-      if (probe === undefined) {
-        probe = this.deps.store.acquireLease(
-          livenessLease(receiver),
-          `${this.deps.holder}#probe`,
-          now,
-          1,
-        );
-        gone.set(receiver, probe);
-      }
-      return probe;
-    };
   }
 
   /**
@@ -357,11 +322,8 @@ export class DeliveryIntake {
   }
 }
 
+export { livenessLease };
+
 function sweepRecord(at: number): DeliveryRecord {
   return { deliveryId: "(sweep)", event: "sweep", payload: null, receivedAt: at };
-}
-
-/** The lease a process holds while it runs, so others leave the deliveries it has alone. */
-export function livenessLease(holder: string): string {
-  return `intake-alive:${holder}`;
 }
