@@ -10,6 +10,8 @@
 // The REST calls per lifecycle run are counted by test/github/rest-budget.test.ts.
 // Run by hand after `npm run build`:
 //   node bench/webhook-ack.js [rate/s] [seconds] [concurrency] [rounds]
+// The rate may be a list (`100,500`): the latency is measured at each, the first one printed as
+// the main line.
 import { spawn } from "node:child_process";
 import { createHmac, generateKeyPairSync, randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -116,6 +118,7 @@ async function send(url, [event, body]) {
 }
 
 async function atRate(url, delivery, rate, seconds) {
+  let failed = 0;
   const latencies = [];
   const pending = [];
   const begin = performance.now();
@@ -123,12 +126,18 @@ async function atRate(url, delivery, rate, seconds) {
     const due = begin + (i * 1000) / rate;
     const wait = due - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    pending.push(send(url, delivery).then((ms) => latencies.push(ms)));
+    // A server past its capacity may refuse connections: counted, never a latency.
+    pending.push(
+      send(url, delivery).then(
+        (ms) => latencies.push(ms),
+        () => failed++,
+      ),
+    );
   }
   await Promise.all(pending);
   latencies.sort((a, b) => a - b);
   const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
-  return { p50: at(0.5), p99: at(0.99) };
+  return { p50: at(0.5), p99: at(0.99), failed };
 }
 
 async function closedLoop(url, delivery, concurrency, seconds) {
@@ -146,7 +155,9 @@ async function closedLoop(url, delivery, concurrency, seconds) {
 }
 
 async function main() {
-  const rate = Number(process.argv[2] ?? 100);
+  const [rate, ...moreRates] = String(process.argv[2] ?? 100)
+    .split(",")
+    .map(Number);
   const seconds = Number(process.argv[3] ?? 10);
   const concurrency = Number(process.argv[4] ?? 16);
   const rounds = Number(process.argv[5] ?? 3);
@@ -165,8 +176,17 @@ async function main() {
       try {
         for (let i = 0; i < 50; i++) await send(url, delivery); // warm up
         const latency = await atRate(url, delivery, rate, seconds);
+        const more = {};
+        for (const other of moreRates) {
+          const { p50, p99, failed } = await atRate(url, delivery, other, seconds);
+          Object.assign(more, {
+            [`p50@${other}`]: p50,
+            [`p99@${other}`]: p99,
+            [`failed@${other}`]: failed,
+          });
+        }
         const throughput = await closedLoop(url, delivery, concurrency, Math.min(seconds, 5));
-        results.get(`${kind} ${what}`).push({ ...latency, throughput });
+        results.get(`${kind} ${what}`).push({ ...latency, ...more, throughput });
       } finally {
         child.kill("SIGTERM");
       }
@@ -184,6 +204,13 @@ async function main() {
       `${name.padEnd(16)}  ack p50 ${median(name, "p50").toFixed(1)} ms  p99 ${median(name, "p99").toFixed(1)} ms at ${rate}/s  ` +
         `throughput ${median(name, "throughput").toFixed(0)}/s (${concurrency} concurrent; medians of ${rounds})`,
     );
+  }
+  for (const other of moreRates) {
+    for (const name of results.keys()) {
+      console.log(
+        `${`${name} @${other}/s`.padEnd(24)}  ack p50 ${median(name, `p50@${other}`).toFixed(1)} ms  p99 ${median(name, `p99@${other}`).toFixed(1)} ms  refused ${median(name, `failed@${other}`)} (medians of ${rounds})`,
+      );
+    }
   }
   const percent = (a, b) =>
     `${((median(a, "throughput") / median(b, "throughput")) * 100).toFixed(0)} %`;

@@ -1,7 +1,15 @@
 import { isRetryable } from "../errors/app-error.js";
-import type { DeliveryRecord, Store } from "../store/store.js";
+import type { DeliveryRecord, DeliveryTakeover, Store } from "../store/store.js";
 import { StoreError } from "../store/store-error.js";
 import { DeliveryNotRecordedError } from "./delivery-error.js";
+import { laneOf } from "./delivery-lanes.js";
+import {
+  findLeftDeliveries,
+  livenessLease,
+  SWEEP_PAGE,
+  type LeftDelivery,
+} from "./delivery-sweep.js";
+import { DeliveryWriter } from "./delivery-writer.js";
 
 /** Turns one recorded delivery into engine events and GitHub calls. */
 export type DeliveryHandler = (delivery: DeliveryRecord) => Promise<void>;
@@ -12,27 +20,53 @@ export type DeliveryHandler = (delivery: DeliveryRecord) => Promise<void>;
  */
 export const ACK_DEADLINE_MS = 5_000;
 
-/** How many unprocessed deliveries a sweep reads at a time, and queues at most. */
-const SWEEP_PAGE = 100;
-/** How many pages one sweep reads at most (a bound on its reads; the next sweep goes on). */
-const SWEEP_PAGES = 20;
+/** Deliveries queued in memory at most, by default; past it they wait in the store. */
+const QUEUE_LIMIT = 1_000;
+/** Deliveries handled at the same time at most, by default (each in its own lane). */
+const LANES = 8;
+
+/** A delivery queued for handling, with the claims it may take over when a sweep found it. */
+interface Queued {
+  delivery: DeliveryRecord;
+  lane: string;
+  takeover?: DeliveryTakeover;
+}
 
 /**
  * Webhook intake: a delivery is recorded in the store (deduplicated on its X-GitHub-Delivery
- * id) before Probot acknowledges it, then processed and marked processed (in the background,
- * in groups while deliveries come quickly). A crash after the acknowledgement loses nothing: a
- * sweep picks up deliveries left unprocessed for longer than `staleMs` by a process that is
- * gone (each process keeps a liveness lease while it runs), or by anyone for longer than
- * `abandonMs`. A duplicate delivery is refused by the store and starts nothing.
+ * id; deliveries arriving together share one write, see {@link DeliveryWriter}) before Probot
+ * acknowledges it, then claimed, handled and marked processed (in the background, in groups
+ * while deliveries come quickly). Deliveries of different issues are handled side by side (see
+ * {@link laneOf}), so one waiting on a lock holds up only its own issue. The queue in memory is
+ * bounded: past `queueLimit` a recorded delivery is still acknowledged, and waits in the store
+ * until the queue has room again, when a sweep pages it in. A crash after the acknowledgement
+ * loses nothing: a sweep picks up deliveries left unprocessed for longer than `staleMs` by a
+ * process that is gone (each process keeps a liveness lease while it runs), or by anyone for
+ * longer than `abandonMs`. A duplicate delivery is refused by the store, and two copies that
+ * raced past it are handled once, by whoever claims the delivery first.
  */
 export class DeliveryIntake {
-  readonly #queue: DeliveryRecord[] = [];
-  #draining: Promise<void> | undefined;
+  readonly #queue: Queued[] = [];
+  /** Deliveries queued, being handled, or handled and not yet marked: the sweep leaves them. */
+  readonly #held = new Set<string>();
+  /** Deliveries whose record is under way (perhaps written, not yet queued). */
+  readonly #recording = new Set<string>();
+  /** Lanes with a delivery being handled, and the handlings under way. */
+  readonly #busyLanes = new Set<string>();
+  readonly #active = new Set<Promise<void>>();
+  /**
+   * Sweeps under way, and the deliveries marked processed meanwhile: a sweep's read may predate
+   * their mark, and must not queue them again.
+   */
+  #sweeps = 0;
+  readonly #markedWhileSweeping = new Set<string>();
+  /** A recorded delivery found the queue full: it waits in the store for a sweep. */
+  #spilled = false;
+  #refilling: Promise<void> | undefined;
   #marking: Promise<void> | undefined;
-  /** Deliveries being handled or handled and not yet marked, which the sweep must not queue. */
-  readonly #handling = new Set<string>();
   /** Deliveries handled, waiting for the write that marks them processed. */
   readonly #handled: DeliveryRecord[] = [];
+  readonly #writer: DeliveryWriter;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -52,8 +86,14 @@ export class DeliveryIntake {
        * acknowledged; default {@link ACK_DEADLINE_MS}.
        */
       ackDeadlineMs?: number;
+      /** Deliveries queued in memory at most; default 1,000. */
+      queueLimit?: number;
+      /** Deliveries handled at the same time at most; default 8. */
+      lanes?: number;
     },
-  ) {}
+  ) {
+    this.#writer = new DeliveryWriter(deps.store, () => this.#pump());
+  }
 
   /** Deliveries recorded and waiting in this process's queue. */
   get depth(): number {
@@ -75,14 +115,25 @@ export class DeliveryIntake {
       receivedAt: this.deps.now(),
       receivedBy: this.deps.holder,
     };
-    const writing = this.deps.store.recordDelivery(delivery);
+    const mine = !this.#recording.has(deliveryId);
+    this.#recording.add(deliveryId);
+    // Queued once it is durable, in time for the ack or not.
+    const landed = this.#writer
+      .write(delivery)
+      .then((recorded) => {
+        if (recorded) this.#enqueue({ delivery, lane: laneOf(delivery) });
+        return recorded;
+      })
+      .finally(() => {
+        if (mine) this.#recording.delete(deliveryId);
+      });
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<"late">((resolve) => {
       timer = setTimeout(() => resolve("late"), this.deps.ackDeadlineMs ?? ACK_DEADLINE_MS);
     });
     let recorded: boolean | "late";
     try {
-      recorded = await Promise.race([writing, late]);
+      recorded = await Promise.race([landed, late]);
     } catch (error) {
       this.deps.onError(error, { ...delivery, payload: null });
       throw new DeliveryNotRecordedError(error);
@@ -94,60 +145,68 @@ export class DeliveryIntake {
         retryable: true,
       });
       this.deps.onError(error, { ...delivery, payload: null });
-      writing.then((done) => done && this.#enqueue(delivery)).catch(() => undefined);
+      landed.catch(() => undefined);
       throw new DeliveryNotRecordedError(error);
     }
-    if (recorded) this.#enqueue(delivery);
     return recorded;
   }
 
-  #enqueue(delivery: DeliveryRecord): void {
-    this.#queue.push(delivery);
-    this.#kick();
+  /** Queues a recorded delivery, unless the queue is full: then it waits in the store. */
+  #enqueue(queued: Queued): void {
+    if (this.#held.has(queued.delivery.deliveryId)) return;
+    if (this.#queue.length >= (this.deps.queueLimit ?? QUEUE_LIMIT)) {
+      this.#spilled = true;
+      return;
+    }
+    this.#held.add(queued.delivery.deliveryId);
+    this.#queue.push(queued);
+    this.#pump();
   }
 
   /**
    * Queues deliveries left unprocessed: for longer than `staleMs` by a process that is gone
-   * (or by this one, after a retryable failure), or for longer than `abandonMs` by anyone.
+   * (or by this one, after a retryable failure), or for longer than `abandonMs` by anyone; and,
+   * after the queue was full, this process's own deliveries that waited in the store. Queues
+   * no more than the queue has room for.
    */
   async sweep(): Promise<number> {
-    const now = this.deps.now();
-    const stale = now - (this.deps.staleMs ?? 60_000);
-    const abandoned = now - (this.deps.abandonMs ?? 15 * 60_000);
-    // Taking a receiver's liveness lease for a millisecond succeeds only when it lapsed.
-    const gone = new Map<string, Promise<boolean>>();
-    const isGone = (receiver: string) => {
-      let probe = gone.get(receiver);
-      if (probe === undefined) {
-        probe = this.deps.store.acquireLease(
-          livenessLease(receiver),
-          `${this.deps.holder}#probe`,
-          now,
-          1,
-        );
-        gone.set(receiver, probe);
-      }
-      return probe;
-    };
-    const left: DeliveryRecord[] = [];
-    // Page past deliveries a live replica is busy with: what is behind them may be anybody's.
-    let after: DeliveryRecord | undefined;
-    for (let page = 0; page < SWEEP_PAGES && left.length < SWEEP_PAGE; page++) {
-      const found = await this.deps.store.unprocessedDeliveries(SWEEP_PAGE, after);
-      for (const delivery of found) {
-        const { deliveryId, receivedAt, receivedBy } = delivery;
-        if (receivedAt > stale || this.#handling.has(deliveryId)) continue;
-        if (this.#queue.some((queued) => queued.deliveryId === deliveryId)) continue;
-        const others = receivedBy !== undefined && receivedBy !== this.deps.holder;
-        if (others && receivedAt > abandoned && !(await isGone(receivedBy))) continue;
-        left.push(delivery);
-      }
-      after = found.at(-1);
-      if (found.length < SWEEP_PAGE || (after?.receivedAt ?? 0) > stale) break;
+    const room = (this.deps.queueLimit ?? QUEUE_LIMIT) - this.#queue.length;
+    const wanted = Math.min(room, SWEEP_PAGE);
+    if (wanted <= 0) return 0;
+    const spilled = this.#spilled;
+    this.#spilled = false;
+    this.#sweeps++;
+    try {
+      const left = await findLeftDeliveries({
+        store: this.deps.store,
+        holder: this.deps.holder,
+        now: this.deps.now(),
+        staleMs: this.deps.staleMs ?? 60_000,
+        abandonMs: this.deps.abandonMs ?? 15 * 60_000,
+        wanted,
+        ownAtAnyAge: spilled,
+        inHand: (id) => this.#held.has(id) || this.#recording.has(id),
+      });
+      return this.#queueFound(left, wanted, spilled);
+    } finally {
+      if (--this.#sweeps === 0) this.#markedWhileSweeping.clear();
     }
-    this.#queue.push(...left);
-    this.#kick();
-    return left.length;
+  }
+
+  #queueFound(left: LeftDelivery[], wanted: number, spilled: boolean): number {
+    // More of this process's own may wait in the store.
+    if (spilled && left.length >= wanted) this.#spilled = true;
+    // Another sweep, or a record, may have queued some meanwhile, or handled them.
+    const fresh = left
+      .filter(
+        ({ delivery: { deliveryId } }) =>
+          !this.#held.has(deliveryId) && !this.#markedWhileSweeping.has(deliveryId),
+      )
+      .map((found): Queued => ({ ...found, lane: laneOf(found.delivery) }));
+    for (const queued of fresh) this.#held.add(queued.delivery.deliveryId);
+    this.#queue.push(...fresh);
+    this.#pump();
+    return fresh.length;
   }
 
   /**
@@ -176,36 +235,67 @@ export class DeliveryIntake {
     clearInterval(this.#timer);
   }
 
-  /** Waits until every queued delivery was handled. */
+  /** Waits until every queued delivery was handled (and those waiting in the store paged in). */
   async idle(): Promise<void> {
-    while (this.#draining !== undefined || this.#marking !== undefined) {
-      await this.#draining;
+    while (this.#active.size > 0 || this.#marking !== undefined || this.#refilling !== undefined) {
+      await Promise.all(this.#active);
       await this.#marking;
+      await this.#refilling;
     }
   }
 
-  #kick(): void {
-    this.#draining ??= this.#drain().finally(() => {
-      this.#draining = undefined;
-    });
+  /**
+   * Starts handling queued deliveries while lanes are free: the first queued delivery of each
+   * free lane, so a lane's deliveries keep their order and a busy lane holds up no other; none
+   * while a record is being written, so that handling never slows an acknowledgement (the
+   * store serves requests in turn). Pages in the deliveries that waited in the store once the
+   * queue is half empty.
+   */
+  #pump(): void {
+    // The writer pumps again once it is idle.
+    if (this.#writer.busy) return;
+    while (this.#active.size < (this.deps.lanes ?? LANES)) {
+      const next = this.#queue.findIndex((queued) => !this.#busyLanes.has(queued.lane));
+      if (next < 0) break;
+      const [queued] = this.#queue.splice(next, 1);
+      if (queued === undefined) break;
+      this.#busyLanes.add(queued.lane);
+      const handling: Promise<void> = this.#handleOne(queued).finally(() => {
+        this.#busyLanes.delete(queued.lane);
+        this.#active.delete(handling);
+        this.#pump();
+      });
+      this.#active.add(handling);
+    }
+    const half = (this.deps.queueLimit ?? QUEUE_LIMIT) / 2;
+    if (this.#spilled && this.#refilling === undefined && this.#queue.length <= half) {
+      this.#refilling = this.sweep()
+        .then(
+          () => undefined,
+          (error: unknown) => this.deps.onError(error, sweepRecord(this.deps.now())),
+        )
+        .finally(() => {
+          this.#refilling = undefined;
+          this.#pump();
+        });
+    }
   }
 
-  async #drain(): Promise<void> {
-    for (
-      let delivery = this.#queue.shift();
-      delivery !== undefined;
-      delivery = this.#queue.shift()
-    ) {
-      this.#handling.add(delivery.deliveryId);
-      try {
-        await this.deps.handle(delivery);
-        this.#markHandled(delivery);
-      } catch (error) {
-        this.deps.onError(error, delivery);
-        // A retryable failure stays unprocessed for the sweep; anything else will not improve.
-        if (isRetryable(error)) this.#handling.delete(delivery.deliveryId);
-        else this.#markHandled(delivery);
+  /** Claims a delivery and handles it; a copy another process claimed is left to it. */
+  async #handleOne({ delivery, takeover }: Queued): Promise<void> {
+    const { store, holder, now } = this.deps;
+    try {
+      if (!(await store.claimDelivery(delivery.deliveryId, holder, now(), takeover))) {
+        this.#held.delete(delivery.deliveryId);
+        return;
       }
+      await this.deps.handle(delivery);
+      this.#markHandled(delivery);
+    } catch (error) {
+      this.deps.onError(error, delivery);
+      // A retryable failure stays unprocessed for the sweep; anything else will not improve.
+      if (isRetryable(error)) this.#held.delete(delivery.deliveryId);
+      else this.#markHandled(delivery);
     }
   }
 
@@ -221,7 +311,10 @@ export class DeliveryIntake {
         await this.deps.store
           .markDeliveriesProcessed(handled, this.deps.now())
           .catch((error: unknown) => handled.forEach((d) => this.deps.onError(error, d)));
-        for (const done of handled) this.#handling.delete(done.deliveryId);
+        for (const done of handled) {
+          this.#held.delete(done.deliveryId);
+          if (this.#sweeps > 0) this.#markedWhileSweeping.add(done.deliveryId);
+        }
       }
     })().finally(() => {
       this.#marking = undefined;
@@ -229,11 +322,8 @@ export class DeliveryIntake {
   }
 }
 
+export { livenessLease };
+
 function sweepRecord(at: number): DeliveryRecord {
   return { deliveryId: "(sweep)", event: "sweep", payload: null, receivedAt: at };
-}
-
-/** The lease a process holds while it runs, so others leave the deliveries it has alone. */
-export function livenessLease(holder: string): string {
-  return `intake-alive:${holder}`;
 }

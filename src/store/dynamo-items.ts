@@ -56,6 +56,8 @@ export const keyOf = {
   receipt: (runId: string, seq: number): Item => key(`RUN#${runId}`, `RCPT#${padSeq(seq)}`),
   timer: (runId: string, timerId: string): Item => key(`RUN#${runId}`, `TIMER#${timerId}`),
   delivery: (deliveryId: string): Item => key(`DELIVERY#${deliveryId}`, "DELIVERY"),
+  /** Who handles a delivery: beside it, so that rewriting the delivery leaves the claim. */
+  deliveryClaim: (deliveryId: string): Item => key(`DELIVERY#${deliveryId}`, "CLAIM"),
   ledger: (scope: string, day: string): Item => key(`LEDGER#${scope}#${day}`, "LEDGER"),
   lease: (name: string): Item => key(`LEASE#${name}`, "LEASE"),
   admission: (scope: string): Item => key(`ADMISSION#${scope}`, "ADMISSION"),

@@ -1,3 +1,4 @@
+import { DynamoDeliveries, RECORD_ONCE } from "./dynamo-deliveries.js";
 import { isConditionFailed } from "./dynamo-error.js";
 import * as items from "./dynamo-items.js";
 import { INDEX_PARTITIONS, keyOf, num, padTime, type Item } from "./dynamo-items.js";
@@ -6,6 +7,7 @@ import { GSI } from "./dynamo-table.js";
 import { RunBlobs } from "./run-blobs.js";
 import type {
   DeliveryRecord,
+  DeliveryTakeover,
   EvidenceRecord,
   Receipt,
   RepositorySchedules,
@@ -41,11 +43,13 @@ export class DynamoStore implements Store {
   readonly table: string;
   readonly #requests: TableRequests;
   readonly #blobs: RunBlobs;
+  readonly #deliveries: DynamoDeliveries;
 
   constructor(options: DynamoStoreOptions) {
     this.table = options.table;
     this.#requests = new TableRequests(options);
     this.#blobs = new RunBlobs(this.#requests);
+    this.#deliveries = new DynamoDeliveries(this.#requests);
   }
 
   async createRun(run: StoredRun): Promise<boolean> {
@@ -188,9 +192,20 @@ export class DynamoStore implements Store {
   }
 
   async recordDelivery(delivery: DeliveryRecord): Promise<boolean> {
-    return this.#requests.put(items.encodeDelivery(delivery), {
-      expression: "attribute_not_exists(pk)",
-    });
+    return this.#requests.put(items.encodeDelivery(delivery), RECORD_ONCE);
+  }
+
+  recordDeliveries(deliveries: DeliveryRecord[]): Promise<boolean[]> {
+    return this.#deliveries.record(deliveries);
+  }
+
+  claimDelivery(
+    deliveryId: string,
+    holder: string,
+    at: number,
+    takeover?: DeliveryTakeover,
+  ): Promise<boolean> {
+    return this.#deliveries.claim(deliveryId, holder, at, takeover);
   }
 
   async markDeliveriesProcessed(deliveries: DeliveryRecord[], at: number): Promise<void> {

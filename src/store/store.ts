@@ -71,6 +71,14 @@ export interface DeliveryRecord {
   processedAt?: number;
 }
 
+/** Whose claim on a delivery a sweep may take over. */
+export interface DeliveryTakeover {
+  /** A claimer that is gone (its liveness lease lapsed). */
+  from?: string;
+  /** Any claim made before this time (abandoned). */
+  before?: number;
+}
+
 /** One cron schedule of a workflow, as registered from a repository's default branch. */
 export interface StoredSchedule {
   workflow: string;
@@ -138,6 +146,22 @@ export interface Store {
 
   /** Records a delivery; false when its id was seen before (a duplicate or redelivery). */
   recordDelivery(delivery: DeliveryRecord): Promise<boolean>;
+  /**
+   * Records deliveries together, one flag each: false when its id was recorded before or
+   * earlier in the group. Not a condition: two copies recorded at the same moment may both get
+   * true, so whoever handles a delivery first wins {@link claimDelivery}.
+   */
+  recordDeliveries(deliveries: DeliveryRecord[]): Promise<boolean[]>;
+  /**
+   * Claims a recorded delivery for handling by `holder` `at`: true when nobody claimed it, when
+   * `holder` did, or when `takeover` allows taking it from its claimer; false otherwise.
+   */
+  claimDelivery(
+    deliveryId: string,
+    holder: string,
+    at: number,
+    takeover?: DeliveryTakeover,
+  ): Promise<boolean>;
   /**
    * Takes recorded deliveries out of the unprocessed list, rewriting each as processed `at`
    * (one request per 25: a processing process marks the deliveries it handled together).

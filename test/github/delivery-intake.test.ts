@@ -138,9 +138,11 @@ describe("delivery intake", () => {
     release();
     await intake.idle();
     // The first marked alone; the rest, handled while that write was under way, together
-    // (a BatchWriteItem takes at most 25).
-    expect(requests.every((name) => name === "BatchWriteItem")).toBe(true);
-    expect(requests.length).toBeLessThanOrEqual(4);
+    // (a BatchWriteItem takes at most 25). The PutItems claim the deliveries not yet started,
+    // and the lanes finish them at different moments, so a few more groups than the minimum.
+    const marks = requests.filter((name) => name !== "PutItem");
+    expect(marks.every((name) => name === "BatchWriteItem")).toBe(true);
+    expect(marks.length).toBeLessThanOrEqual(10);
     expect(await store.unprocessedDeliveries()).toEqual([]);
   });
 
@@ -153,7 +155,7 @@ describe("delivery intake", () => {
       holder: "here",
       now: () => 1_000_000,
       // d0 finishes once d1 and d2 are queued behind it; d1 never finishes (a hung GitHub
-      // call): d0 must be marked all the same.
+      // call): d0 must be marked all the same, and d2 (another lane) handled and marked.
       handle: (delivery) => (delivery.deliveryId === "d1" ? new Promise<void>(() => {}) : gate),
       onError: (error) => {
         throw error;
@@ -164,8 +166,8 @@ describe("delivery intake", () => {
     await intake.record("d2", "issues", {});
     release();
     const left = async () => (await store.unprocessedDeliveries()).map((d) => d.deliveryId);
-    for (let i = 0; i < 100 && (await left()).includes("d0"); i++) await sleep(20);
-    expect(await left()).toEqual(["d1", "d2"]);
+    for (let i = 0; i < 100 && (await left()).length > 1; i++) await sleep(20);
+    expect(await left()).toEqual(["d1"]);
   });
 
   it("leaves another process's deliveries to it while it lives, and takes them once it is gone", async () => {
@@ -273,5 +275,192 @@ describe("the delivery sweep", () => {
     expect(await intake.sweep()).toBe(5);
     await intake.idle();
     expect(handled.sort()).toEqual(["gone-0", "gone-1", "gone-2", "gone-3", "gone-4"]);
+  });
+});
+
+describe("the bounded intake queue", () => {
+  it("acknowledges deliveries past the limit, keeps them in the store, and handles each once", async () => {
+    const store = await dynamo.newStore();
+    const handled: string[] = [];
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const intake = new DeliveryIntake({
+      store,
+      holder: "here",
+      now: () => 1_000_000,
+      queueLimit: 2,
+      lanes: 1,
+      handle: async (delivery) => {
+        handled.push(delivery.deliveryId);
+        await gate;
+      },
+      onError: (error) => {
+        throw error;
+      },
+    });
+    // d0 is being handled, d1 and d2 fill the queue, d3 and d4 wait in the store.
+    for (let i = 0; i < 5; i++) expect(await intake.record(`d${i}`, "issues", {})).toBe(true);
+    expect(intake.depth).toBe(2);
+    expect((await store.unprocessedDeliveries()).map((d) => d.deliveryId)).toEqual([
+      "d0",
+      "d1",
+      "d2",
+      "d3",
+      "d4",
+    ]);
+    // No sweep is running: the queue pages them in itself once it has room, though they are
+    // fresh and their receiver is alive.
+    release();
+    await intake.idle();
+    expect(handled).toEqual(["d0", "d1", "d2", "d3", "d4"]);
+    expect(await store.unprocessedDeliveries()).toEqual([]);
+  });
+});
+
+describe("group commit of deliveries", () => {
+  it("records deliveries arriving together in shared writes, each flagged on its own", async () => {
+    const requests: string[] = [];
+    const store = await dynamo.newStore({ onRequest: (name) => requests.push(name) });
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const intake = new DeliveryIntake({
+      store,
+      holder: "here",
+      now: () => 1_000_000,
+      // Held, so that no delivery is marked processed (a BatchWriteItem too) while counting.
+      handle: () => gate,
+      onError: (error) => {
+        throw error;
+      },
+    });
+    const ids = Array.from({ length: 30 }, (_, i) => `d${i}`);
+    // d3 twice in the same burst: the second copy is the duplicate.
+    const flags = await Promise.all(
+      [...ids, "d3"].map((id) => intake.record(id, "issues", { id })),
+    );
+    expect(flags).toEqual([...ids.map(() => true), false]);
+    // The first alone (a conditional PutItem), the rest (arrived while it was written) in
+    // groups of at most 25, each read and written in one request.
+    expect(requests.filter((name) => name === "BatchWriteItem")).toHaveLength(2);
+    expect(requests.filter((name) => name === "BatchGetItem")).toHaveLength(2);
+    release();
+    await intake.idle();
+    // A redelivery of the whole burst is refused, not written again, and starts nothing.
+    requests.length = 0;
+    expect(await Promise.all(ids.map((id) => intake.record(id, "issues", {})))).toEqual(
+      ids.map(() => false),
+    );
+    expect(requests.filter((name) => name === "BatchWriteItem")).toEqual([]);
+  });
+
+  it("answers a record only once its own group is durable", async () => {
+    const store = await dynamo.newStore();
+    const gates: (() => void)[] = [];
+    const gated = new Proxy(store, {
+      get(target, name: keyof Store) {
+        if (name !== "recordDeliveries") return (target[name] as () => unknown).bind(target);
+        return async (deliveries: DeliveryRecord[]) => {
+          await new Promise<void>((resolve) => gates.push(resolve));
+          return target.recordDeliveries(deliveries);
+        };
+      },
+    });
+    const intake = new DeliveryIntake({
+      store: gated,
+      holder: "here",
+      now: () => 1_000_000,
+      handle: () => Promise.resolve(),
+      onError: (error) => {
+        throw error;
+      },
+    });
+    const answered: string[] = [];
+    const first = intake.record("d1", "issues", {}).then(() => answered.push("d1"));
+    const second = intake.record("d2", "issues", {}).then(() => answered.push("d2"));
+    // d2 arrived while d1's write was in flight: it waits for the next group.
+    expect(gates).toHaveLength(1);
+    gates[0]?.();
+    await first;
+    expect(answered).toEqual(["d1"]);
+    expect((await store.unprocessedDeliveries()).map((d) => d.deliveryId)).not.toContain("d2");
+    for (let i = 0; i < 100 && gates.length < 2; i++) await sleep(10);
+    gates[1]?.();
+    await second;
+    expect(answered).toEqual(["d1", "d2"]);
+    await intake.idle();
+  });
+
+  it("starts no handling while a record is being written, and all of them after", async () => {
+    const store = await dynamo.newStore();
+    const gates: (() => void)[] = [];
+    const gated = new Proxy(store, {
+      get(target, name: keyof Store) {
+        if (name !== "recordDeliveries") return (target[name] as () => unknown).bind(target);
+        return async (deliveries: DeliveryRecord[]) => {
+          await new Promise<void>((resolve) => gates.push(resolve));
+          return target.recordDeliveries(deliveries);
+        };
+      },
+    });
+    const handled: string[] = [];
+    const intake = new DeliveryIntake({
+      store: gated,
+      holder: "here",
+      now: () => 1_000_000,
+      handle: (delivery) => (handled.push(delivery.deliveryId), Promise.resolve()),
+      onError: (error) => {
+        throw error;
+      },
+    });
+    const first = intake.record("d1", "issues", {});
+    const second = intake.record("d2", "issues", {});
+    gates[0]?.();
+    expect(await first).toBe(true);
+    // d1 is recorded and queued, d2's write is under way: d1 waits for it.
+    for (let i = 0; i < 100 && gates.length < 2; i++) await sleep(10);
+    await store.getRun("nothing"); // a round trip to the store, as a claim would take
+    expect(handled).toEqual([]);
+    gates[1]?.();
+    expect(await second).toBe(true);
+    await intake.idle();
+    expect(handled.sort()).toEqual(["d1", "d2"]);
+  });
+
+  it("handles once two copies of a delivery that two replicas both recorded", async () => {
+    const store = await dynamo.newStore();
+    const handled: string[] = [];
+    // Replica b's read raced past a's write: b rewrote the delivery and counts it as new.
+    const racing = new Proxy(store, {
+      get(target, name: keyof Store) {
+        if (name !== "recordDeliveries") return (target[name] as () => unknown).bind(target);
+        return async (deliveries: DeliveryRecord[]) => {
+          await Promise.all(deliveries.map((d) => target.recordDelivery(d)));
+          return deliveries.map(() => true);
+        };
+      },
+    });
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const replica = (holder: string, on: Store) =>
+      new DeliveryIntake({
+        store: on,
+        holder,
+        now: () => 1_000_000,
+        handle: async (delivery) => {
+          handled.push(`${holder}:${delivery.deliveryId}`);
+          await gate;
+        },
+        onError: (error) => {
+          throw error;
+        },
+      });
+    const a = replica("a", store);
+    const b = replica("b", racing);
+    expect(await a.record("d1", "issues", {})).toBe(true);
+    expect(await b.record("d1", "issues", {})).toBe(true);
+    release();
+    await Promise.all([a.idle(), b.idle()]);
+    expect(handled).toEqual(["a:d1"]);
+    expect(await store.unprocessedDeliveries()).toEqual([]);
   });
 });

@@ -3,6 +3,7 @@ import type {
   IssuesLabeledEvent,
   StarCreatedEvent,
 } from "@octokit/webhooks-types";
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { OWNER, payloadOf, REPO, startTestApp, type TestApp } from "./helpers/harness.js";
 
@@ -52,6 +53,32 @@ describe("webhook intake and redelivery", () => {
     // GitHub redelivering it later starts nothing new.
     await app.deliver("issues", payload, "left-behind");
     expect(await app.host.store.listRuns(`${OWNER}/${REPO}`)).toHaveLength(1);
+  });
+
+  it("starts a run on one issue while another issue's trigger lock is held", async () => {
+    const labeled = (issue: number) =>
+      payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
+        if (p.label !== undefined) p.label.name = "clustercode";
+        p.issue.number = issue;
+        p.sender.login = "alice";
+        p.sender.type = "User";
+      });
+    const repo = `${OWNER}/${REPO}`;
+    // Another replica is starting a run on issue 1, and holds its lock for the whole test.
+    const lock = `trigger:${repo}#1#ship`;
+    expect(await app.host.store.acquireLease(lock, "another-replica", Date.now(), 60_000)).toBe(
+      true,
+    );
+    await app.probot.receive({ id: "on-1", name: "issues", payload: labeled(1) } as never);
+    await app.probot.receive({ id: "on-2", name: "issues", payload: labeled(2) } as never);
+    const runsOf = (issue: number) => app.host.store.listRunsOfIssue(repo, issue);
+    for (let i = 0; i < 200 && (await runsOf(2)).length === 0; i++) await sleep(25);
+    expect(await runsOf(2)).toHaveLength(1);
+    expect(await runsOf(1)).toEqual([]);
+    // Once the lock is free, issue 1's delivery starts its run too.
+    await app.host.store.releaseLease(lock, "another-replica");
+    await app.host.idle();
+    expect(await runsOf(1)).toHaveLength(1);
   });
 
   it("records only deliveries that could make it do something", async () => {

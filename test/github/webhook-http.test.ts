@@ -130,7 +130,7 @@ function approval(): object {
 describe("webhook requests", () => {
   it("answers a delivery the store refused with a 5xx in generic words", async () => {
     const failing = {
-      recordDelivery: () =>
+      recordDeliveries: () =>
         Promise.reject(
           new StoreError("unavailable", "Item size has exceeded the maximum allowed size"),
         ),
@@ -153,7 +153,8 @@ describe("webhook requests", () => {
     const handled: string[] = [];
     let land: (recorded: boolean) => void = () => undefined;
     const slow = {
-      recordDelivery: () => new Promise<boolean>((resolve) => (land = resolve)),
+      recordDeliveries: () => new Promise<boolean[]>((resolve) => (land = (r) => resolve([r]))),
+      claimDelivery: () => Promise.resolve(true),
       markDeliveriesProcessed: () => Promise.resolve(),
     };
     const url = await serve(slow, [], errors, { ackDeadlineMs: 200, handled });
@@ -175,7 +176,7 @@ describe("webhook requests", () => {
   it("answers 413 to a declared length over the limit, reading nothing", async () => {
     const recorded: unknown[] = [];
     const url = await serve(
-      { recordDelivery: (d) => (recorded.push(d), Promise.resolve(true)) },
+      { recordDeliveries: (d) => (recorded.push(...d), Promise.resolve(d.map(() => true))) },
       [],
     );
     expect(await postChunked(url, 0, 25 * 1024 * 1024).catch(() => 0)).toBe(413);
@@ -185,7 +186,7 @@ describe("webhook requests", () => {
   it("answers 413 to a streamed body once it passes the limit, without holding it", async () => {
     const recorded: unknown[] = [];
     const url = await serve(
-      { recordDelivery: (d) => (recorded.push(d), Promise.resolve(true)) },
+      { recordDeliveries: (d) => (recorded.push(...d), Promise.resolve(d.map(() => true))) },
       [],
     );
     const before = process.memoryUsage().arrayBuffers;
@@ -196,7 +197,10 @@ describe("webhook requests", () => {
 
   it("answers 400 to a bad signature and never logs the payload", async () => {
     const logged: unknown[] = [];
-    const url = await serve({ recordDelivery: () => Promise.resolve(true) }, logged);
+    const url = await serve(
+      { recordDeliveries: (d) => Promise.resolve(d.map(() => true)) },
+      logged,
+    );
     const payload = { ...approval(), secret_marker: "do-not-log-4f1c" };
     const response = await post(url, JSON.stringify(payload), "sha256=" + "0".repeat(64));
     expect(response.status).toBe(400);

@@ -41,6 +41,45 @@ describe("deliveries", () => {
   });
 });
 
+describe("deliveries recorded in groups", () => {
+  it("reads the group's ids, then writes only the new ones, one flag each", async () => {
+    const requests: string[] = [];
+    const store = await dynamo.newStore({ onRequest: (name) => requests.push(name) });
+    await store.recordDelivery(delivery("old", 500));
+    await store.markDeliveriesProcessed([delivery("old", 500)], 600);
+    requests.length = 0;
+    const group = ["a", "old", "b", "a"].map((id, i) => delivery(id, 1_000 + i));
+    expect(await store.recordDeliveries(group)).toEqual([true, false, true, false]);
+    expect(requests).toEqual(["BatchGetItem", "BatchWriteItem"]);
+    // The processed one stays processed; the repeat within the group kept the first copy.
+    expect(await store.unprocessedDeliveries()).toEqual([
+      delivery("a", 1_000),
+      delivery("b", 1_002),
+    ]);
+    requests.length = 0;
+    // A group of one is a conditional put.
+    expect(await store.recordDeliveries([delivery("a", 2_000)])).toEqual([false]);
+    expect(await store.recordDeliveries([delivery("c", 2_000)])).toEqual([true]);
+    expect(requests).toEqual(["PutItem", "PutItem"]);
+  });
+
+  it("lets one holder claim a delivery, and another take it over only as allowed", async () => {
+    const store = await dynamo.newStore();
+    await store.recordDeliveries([delivery("d1", 1_000)]);
+    expect(await store.claimDelivery("d1", "a", 1_000)).toBe(true);
+    expect(await store.claimDelivery("d1", "b", 1_001)).toBe(false);
+    expect(await store.claimDelivery("d1", "a", 1_002)).toBe(true);
+    expect(await store.claimDelivery("d1", "b", 1_003, { from: "c", before: 1_000 })).toBe(false);
+    expect(await store.claimDelivery("d1", "b", 1_004, { from: "a" })).toBe(true);
+    expect(await store.claimDelivery("d1", "c", 1_005, { before: 1_004 })).toBe(false);
+    expect(await store.claimDelivery("d1", "c", 1_006, { before: 1_005 })).toBe(true);
+    // Rewriting the delivery (as a copy that raced past the read does) leaves its claim.
+    await store.markDeliveriesProcessed([delivery("d1", 1_000)], 2_000);
+    expect(await store.claimDelivery("d1", "a", 2_001)).toBe(false);
+    expect(await store.claimDelivery("d1", "c", 2_002)).toBe(true);
+  });
+});
+
 describe("cost ledger", () => {
   it("adds concurrent costs without losing any, each caller seeing its own total", async () => {
     const store = await dynamo.newStore();

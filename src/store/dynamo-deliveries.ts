@@ -1,0 +1,77 @@
+import * as items from "./dynamo-items.js";
+import { keyOf, num, readS, type Item } from "./dynamo-items.js";
+import type { TableRequests } from "./dynamo-requests.js";
+import type { DeliveryRecord, DeliveryTakeover } from "./store.js";
+
+/** The condition of a delivery's first record: its id was never recorded. */
+export const RECORD_ONCE = { expression: "attribute_not_exists(pk)" };
+
+/**
+ * Deliveries recorded in groups, and claimed one by one when handled. A group of one is one
+ * conditional PutItem (a quiet intake's acknowledgement waits for one round trip, not two).
+ * BatchWriteItem takes no condition, so a larger group's dedupe is two steps: a consistent BatchGetItem of the group's ids
+ * drops those recorded before (and a repeat within the group), then one BatchWriteItem per 25
+ * writes the rest. A processed delivery is thus never rewritten as unprocessed by its
+ * redelivery. Two copies of one delivery recorded at the same moment (on two replicas) may both
+ * pass the read and both be written (the last write wins, the same delivery either way); the
+ * conditional claim, an item beside the delivery that its rewrite leaves alone, lets only one
+ * of them be handled.
+ */
+export class DynamoDeliveries {
+  constructor(private readonly requests: TableRequests) {}
+
+  /** One flag per delivery, in order: true when it was recorded now. */
+  async record(deliveries: DeliveryRecord[]): Promise<boolean[]> {
+    const [alone] = deliveries;
+    if (deliveries.length === 1 && alone !== undefined) {
+      return [await this.requests.put(items.encodeDelivery(alone), RECORD_ONCE)];
+    }
+    const ids = [...new Set(deliveries.map((delivery) => delivery.deliveryId))];
+    const known = new Set(
+      (await this.requests.batchGet(ids.map(keyOf.delivery))).map((item) =>
+        readS(item, "deliveryId"),
+      ),
+    );
+    const fresh = deliveries.map((delivery) => {
+      if (known.has(delivery.deliveryId)) return false;
+      known.add(delivery.deliveryId);
+      return true;
+    });
+    const written = deliveries.filter((_, i) => fresh[i]);
+    if (written.length > 0) await this.requests.batchPut(written.map(items.encodeDelivery));
+    return fresh;
+  }
+
+  /** A conditional put of the claim: free, already this holder's, or one `takeover` allows. */
+  async claim(
+    deliveryId: string,
+    holder: string,
+    at: number,
+    takeover: DeliveryTakeover = {},
+  ): Promise<boolean> {
+    const item: Item = {
+      ...keyOf.deliveryClaim(deliveryId),
+      kind: { S: "delivery-claim" },
+      holder: { S: holder },
+      claimedAt: num(at),
+    };
+    const allowed = ["attribute_not_exists(pk)", "#holder = :holder"];
+    const values: Item = { ":holder": { S: holder } };
+    if (takeover.from !== undefined) {
+      allowed.push("#holder = :from");
+      values[":from"] = { S: takeover.from };
+    }
+    if (takeover.before !== undefined) {
+      allowed.push("#claimedAt < :before");
+      values[":before"] = num(takeover.before);
+    }
+    return this.requests.put(item, {
+      expression: allowed.join(" OR "),
+      names: {
+        "#holder": "holder",
+        ...(takeover.before === undefined ? {} : { "#claimedAt": "claimedAt" }),
+      },
+      values,
+    });
+  }
+}
