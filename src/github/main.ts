@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { resolve } from "node:path";
-import { run } from "probot";
+import { ProbotOctokit, run } from "probot";
 import { clusterCodeApp } from "./app.js";
 import { AppHost } from "./app-host.js";
+import { InstallationPacing, pacedOctokit } from "./pacing.js";
 import { needsSetup, startSetupServer } from "./setup-mode.js";
 import { DEFAULT_MAX_WEBHOOK_BYTES } from "./webhook-guard.js";
 
@@ -65,7 +66,8 @@ function serveApp() {
         );
       });
     },
-    { env },
+    // Each installation's requests keep GitHub's pace apart from the others' (see pacedOctokit).
+    { env, Octokit: pacedOctokit(ProbotOctokit, new InstallationPacing()) },
   );
 }
 void server;
