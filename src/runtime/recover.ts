@@ -49,7 +49,7 @@ export async function recoverRun(
 
 /**
  * Picks up every active run of the store after a restart (each through {@link recoverRun}),
- * requests their surfaces, and starts what the queues of runs a crash left queued admit.
+ * asks for their surfaces to be resynced in the background, and starts what the queues of runs a crash left queued admit.
  */
 export async function recoverRuns(
   deps: RecoverDeps & { runs: RunRepository; surfaces: SurfacesPort; settlement: Settlement },
@@ -58,7 +58,7 @@ export async function recoverRuns(
   const queues = new Map<string, { repo: string; workflow: string }>();
   for (const { stored } of await deps.runs.listActive()) {
     await recoverRun(deps, stored.runId, reason);
-    deps.surfaces.request(stored.runId);
+    deps.surfaces.resync(stored.runId);
     if (stored.status === "queued") {
       queues.set(`${stored.repo}#${stored.workflow}`, {
         repo: stored.repo,

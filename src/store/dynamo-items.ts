@@ -53,6 +53,8 @@ export const keyOf = {
   evidence: (runId: string, seq: number): Item => key(`RUN#${runId}`, `EV#${padSeq(seq)}`),
   receipt: (runId: string, seq: number): Item => key(`RUN#${runId}`, `RCPT#${padSeq(seq)}`),
   timer: (runId: string, timerId: string): Item => key(`RUN#${runId}`, `TIMER#${timerId}`),
+  /** What the app last wrote to the run's GitHub surfaces. */
+  surfaceMemo: (runId: string): Item => key(`RUN#${runId}`, "SURFACES"),
   delivery: (deliveryId: string): Item => key(`DELIVERY#${deliveryId}`, "DELIVERY"),
   ledger: (scope: string, day: string): Item => key(`LEDGER#${scope}#${day}`, "LEDGER"),
   lease: (name: string): Item => key(`LEASE#${name}`, "LEASE"),

@@ -1,4 +1,5 @@
 import * as items from "./dynamo-items.js";
+import { json, reader, toItem } from "./dynamo-attributes.js";
 import { INDEX_PARTITIONS, keyOf, num, padTime, type Item } from "./dynamo-items.js";
 import { TableRequests, type TableRequestsOptions } from "./dynamo-requests.js";
 import { GSI } from "./dynamo-table.js";
@@ -266,6 +267,17 @@ export class DynamoStore implements Store {
       kind: { S: "admission" },
       paused: { BOOL: paused },
     });
+  }
+
+  async getSurfaceMemo(runId: string): Promise<unknown> {
+    const item = await this.#requests.get(keyOf.surfaceMemo(runId));
+    return item === undefined ? undefined : reader(item).json("memo");
+  }
+
+  async putSurfaceMemo(runId: string, memo: unknown): Promise<void> {
+    await this.#requests.put(
+      toItem(keyOf.surfaceMemo(runId), { kind: "surfaces", memo: json(memo, "memo") }),
+    );
   }
 
   /** Run items read back, their large strings put back from their blobs. */

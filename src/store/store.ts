@@ -156,4 +156,11 @@ export interface Store {
   /** Is admission paused for `scope` (kept in the store so that every replica agrees)? */
   admissionPaused(scope: string): Promise<boolean>;
   setAdmissionPaused(scope: string, paused: boolean): Promise<void>;
+
+  /**
+   * What the app last wrote to run `runId`'s GitHub surfaces (ids and fingerprints,
+   * JSON-serialisable), kept beside the run so that a restart writes only what changed.
+   */
+  getSurfaceMemo(runId: string): Promise<unknown>;
+  putSurfaceMemo(runId: string, memo: unknown): Promise<void>;
 }
