@@ -61,6 +61,61 @@ const BENCHES = [
       },
     ],
   },
+  {
+    script: "bench/largest-item.js",
+    args: [],
+    rows: (out) => [
+      {
+        measure:
+          "largest stored item of the worst-case run (65,536-char CJK brief, 300 iterations)",
+        result: `${grab(out, /largest item: ([\d.]+ KB)/)} (run item ${grab(out, /run item: ([\d.]+ KB)/)})`,
+        target: "< 350 KB",
+      },
+    ],
+  },
+  {
+    script: "bench/rest-calls.js",
+    args: [],
+    rows: (out) => [
+      {
+        measure: "GitHub REST calls per ten-node run without rework",
+        result: `${grab(out, /per ten-node run: (\d+)/)} (${grab(out, /\((\d+) of them writes/)} writes)`,
+        target: "≤ 40",
+      },
+    ],
+  },
+  {
+    script: "bench/parked-runs.js",
+    args: [quick ? "20" : "1000"],
+    rows: (out) => [
+      {
+        measure: `app RSS with ${quick ? 20 : 1000} runs parked at approvals, after a restart`,
+        result: `${grab(out, /RSS (\d+ MiB)/)}`,
+        target: "—",
+      },
+      {
+        measure: `health check after a restart with ${quick ? 20 : 1000} parked runs`,
+        result: `${grab(out, /health check answered after (\d+ ms)/)} (runs picked up after ${grab(out, /picked up \(app idle\) after ([\d.]+ s)/)})`,
+        target: "—",
+      },
+      {
+        measure: "GitHub writes of that restart (surfaces already current)",
+        result: grab(out, /picked up \(app idle\) after [\d.]+ s, (\d+) GitHub writes/),
+        target: "0",
+      },
+    ],
+  },
+  ...[1, 2].map((installations) => ({
+    script: "bench/run-starts.js",
+    args: [quick ? "1" : "6", String(installations)],
+    rows: (out) => [
+      {
+        measure: `run starts/min through a throttled loopback GitHub, ${installations} installation${installations === 1 ? "" : "s"}`,
+        result: `${grab(out, /run starts per minute: ([\d.]+)/)}/min, ${grab(out, /secondary rate limits hit: (\d+)/)} secondary limits hit`,
+        target: "—",
+      },
+    ],
+  })),
 ];
 
 function grab(text, pattern) {
@@ -69,7 +124,7 @@ function grab(text, pattern) {
 
 const rows = [];
 for (const bench of BENCHES) {
-  const command = `node ${bench.script} ${bench.args.join(" ")}`;
+  const command = ["node", bench.script, ...bench.args].join(" ");
   process.stderr.write(`running ${command}\n`);
   const { stdout } = await run(process.execPath, [bench.script, ...bench.args], {
     cwd: root,

@@ -2,10 +2,14 @@ import { createOnce, NO_PLUGIN_RETRY } from "./create-once.js";
 import { callGitHub } from "./errors.js";
 import type { GitHub, RepoRef } from "./github.js";
 import type { CheckRunSpec } from "./render-checks.js";
+import { fingerprint } from "./surface-memo.js";
 
 /** What a run's check runs look like on GitHub, as far as this process knows. */
 export interface CheckRunMemo {
-  /** external id (or `externalId@sha` for the run check) → check run id and last sent digest. */
+  /**
+   * external id (or `externalId@sha` for the run check) → check run id and the fingerprint of
+   * what was last sent.
+   */
   ids: Map<string, { id: number; digest: string; url: string }>;
   /** Whether the check runs another process (or replica) made were looked up. */
   listed: boolean;
@@ -30,7 +34,7 @@ export async function upsertCheckRun(
 ): Promise<string> {
   const headSha = head.sha;
   const key = checkKey(spec.externalId, headSha);
-  const digest = JSON.stringify(spec);
+  const digest = fingerprint(JSON.stringify(spec));
   // Listings find what a previous process created (a node's check run stays on the head it was
   // created on); anything later on was created by this process and is in the memo.
   if (!memo.ids.has(key) && !memo.listed) {

@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { resolve } from "node:path";
-import { run } from "probot";
+import { ProbotOctokit, run } from "probot";
 import { clusterCodeApp } from "./app.js";
 import { AppHost } from "./app-host.js";
+import { InstallationPacing, pacedOctokit, type PaceOptions } from "./pacing.js";
 import { needsSetup, startSetupServer } from "./setup-mode.js";
 import { DEFAULT_MAX_WEBHOOK_BYTES } from "./webhook-guard.js";
 
@@ -65,7 +66,26 @@ function serveApp() {
         );
       });
     },
-    { env },
+    // Each installation's requests keep GitHub's pace apart from the others' (see pacedOctokit).
+    { env, Octokit: pacedOctokit(ProbotOctokit, new InstallationPacing(paceFromEnv(process.env))) },
   );
 }
 void server;
+
+/**
+ * GitHub's pace, by default plugin-throttling's; CLUSTERCODE_GITHUB_WRITE_GAP_MS and
+ * CLUSTERCODE_GITHUB_NOTIFICATION_GAP_MS change it (a GitHub Enterprise Server with other
+ * limits, or a benchmark against a loopback GitHub).
+ */
+function paceFromEnv(env: NodeJS.ProcessEnv): PaceOptions {
+  const gap = (name: string) => {
+    const value = Number(env[name] ?? "");
+    return env[name] === undefined || !Number.isFinite(value) || value < 0 ? undefined : value;
+  };
+  const write = gap("CLUSTERCODE_GITHUB_WRITE_GAP_MS");
+  const notification = gap("CLUSTERCODE_GITHUB_NOTIFICATION_GAP_MS");
+  return {
+    ...(write === undefined ? {} : { writeGapMs: write }),
+    ...(notification === undefined ? {} : { notificationGapMs: notification }),
+  };
+}

@@ -1,36 +1,29 @@
 import type { EvidenceEntry } from "../engine/model.js";
 import { isRetryable } from "../errors/app-error.js";
+import { LruMap } from "../memory/lru-map.js";
 import type { Store, StoredRun } from "../store/store.js";
 import type { Admission } from "../runtime/admission.js";
-import {
-  newCheckRunMemo,
-  supersedeOldRunChecks,
-  upsertCheckRun,
-  type CheckRunMemo,
-} from "./check-runs.js";
+import { supersedeOldRunChecks, upsertCheckRun } from "./check-runs.js";
 import { createMarkedComment, findMarkedComments, updateComment } from "./comments.js";
 import { splitFullName, type GitHub, type RepoRef } from "./github.js";
 import type { Installations } from "./installations.js";
-import { ensurePullRequest, requestReviews, type PullRequestRef } from "./pull-requests.js";
+import { ensurePullRequest, requestReviews } from "./pull-requests.js";
 import { renderCheckRuns } from "./render-checks.js";
 import { renderStatusComment, statusMarker } from "./render-status.js";
 import { parseRunBranch } from "./run-index.js";
+import { decodeMemo, encodeMemo, fingerprint, type RunMemo } from "./surface-memo.js";
 import { decodeRun, type RunDocument } from "../runtime/run-repository.js";
 
 /** How many times a run's sync is tried in a row when it fails retryably. */
 const SYNC_ATTEMPTS = 5;
 
-/** How many runs' memos a process keeps. */
+/** How many runs' memos a process keeps in memory (the store keeps them all). */
 const MAX_MEMOS = 1000;
 
-/** What this process knows a run's surfaces look like, so a sync only sends what changed. */
-interface RunMemo {
-  comments?: Map<string, number>;
-  /** The app's bot login: only its comments are the run's. */
-  botLogin?: string;
-  statusBody?: string;
-  pull?: PullRequestRef;
-  checks: CheckRunMemo;
+/** The background lane while it drains: the resync under way, if any. */
+interface BackgroundLane {
+  done: Promise<void>;
+  syncing?: { runId: string; done: Promise<void> };
 }
 
 /**
@@ -38,12 +31,19 @@ interface RunMemo {
  * marker, edited in place), the draft PR once the branch has commits, check runs (found by
  * external id), and for a waiting approval, review requests and one comment mentioning the
  * approvers. Syncs of one run are serialised and coalesced: a burst of transitions costs one
- * sync of the latest state.
+ * sync of the latest state. What a sync wrote is remembered with the run (see RunMemo), so a
+ * sync after a restart writes only what changed. Resyncs (after a restart) are a background
+ * lane: one run at a time, and only while no interactive sync is running or waiting, so that a
+ * reply or the next node's check run never queues behind a restart's resync of many runs.
  */
 export class Surfaces {
-  readonly #memos = new Map<string, RunMemo>();
+  readonly #memos = new LruMap<string, RunMemo>(MAX_MEMOS);
   readonly #running = new Map<string, Promise<void>>();
   readonly #dirty = new Set<string>();
+  /** Runs waiting for a background resync, oldest first. */
+  readonly #backlog = new Set<string>();
+  /** The background lane's drain, while it has work; with the resync under way, if any. */
+  #lane: BackgroundLane | undefined;
 
   constructor(
     private readonly deps: {
@@ -62,12 +62,17 @@ export class Surfaces {
 
   /** Asks for a sync of `runId`'s surfaces (soon, once, with its latest state). */
   request(runId: string): void {
+    // This sync covers what a waiting resync of the run would do.
+    this.#backlog.delete(runId);
     if (this.#running.has(runId)) {
       this.#dirty.add(runId);
       return;
     }
+    const lane = this.#lane;
     const run = (async () => {
       let failures = 0;
+      // A resync of this run already under way finishes first (syncs of a run never overlap).
+      if (lane?.syncing?.runId === runId) await lane.syncing.done;
       do {
         // A burst of transitions (a node ending, the next one starting) becomes one sync; a
         // sync again after a failure waits longer each time.
@@ -81,8 +86,8 @@ export class Surfaces {
           this.deps.onError(error, runId);
           // GitHub's outage or rate limit would leave the run's last state unshown: sync again
           // (a few times), finding the surfaces afresh by key, since a failed write may have
-          // landed.
-          this.#memos.delete(runId);
+          // landed: from an empty memo, not the one in the store.
+          this.#memos.set(runId, decodeMemo(undefined));
           if (isRetryable(error) && ++failures < SYNC_ATTEMPTS) this.#dirty.add(runId);
         }
       } while (this.#dirty.has(runId));
@@ -90,9 +95,38 @@ export class Surfaces {
     this.#running.set(runId, run);
   }
 
-  /** Waits until no sync is running or asked for. */
+  /**
+   * Asks for a background resync of `runId` (after a restart): it waits for the interactive
+   * syncs, and other runs' resyncs, to be done.
+   */
+  resync(runId: string): void {
+    if (this.#running.has(runId)) return;
+    this.#backlog.add(runId);
+    if (this.#lane !== undefined) return;
+    const lane: BackgroundLane = { done: Promise.resolve() };
+    lane.done = this.#drainBacklog(lane).finally(() => (this.#lane = undefined));
+    this.#lane = lane;
+  }
+
+  async #drainBacklog(lane: BackgroundLane): Promise<void> {
+    for (;;) {
+      // Interactive syncs first: the backlog waits while any runs or waits for its debounce.
+      while (this.#running.size > 0) await Promise.allSettled([...this.#running.values()]);
+      const [runId] = this.#backlog;
+      if (runId === undefined) return;
+      this.#backlog.delete(runId);
+      const done = this.sync(runId).catch((error: unknown) => this.deps.onError(error, runId));
+      lane.syncing = { runId, done };
+      await done;
+      delete lane.syncing;
+    }
+  }
+
+  /** Waits until no sync is running or asked for, in either lane. */
   async idle(): Promise<void> {
-    while (this.#running.size > 0) await Promise.allSettled([...this.#running.values()]);
+    while (this.#running.size > 0 || this.#lane !== undefined) {
+      await Promise.allSettled([...this.#running.values(), this.#lane?.done]);
+    }
   }
 
   /** Brings every surface of `runId` up to date now. */
@@ -103,25 +137,39 @@ export class Surfaces {
   }
 
   async #syncStored(runId: string, stored: StoredRun): Promise<void> {
-    const { definition, state } = decodeRun(stored).document;
+    const { definition } = decodeRun(stored).document;
     const parsed = parseRunBranch(definition.branch);
     if (parsed === undefined) return;
     const repo: RepoRef = { ...splitFullName(stored.repo), defaultBranch: definition.baseBranch };
     const gh = await this.deps.installations.client(stored.repo);
-    const memo = this.#memos.get(runId) ?? { checks: newCheckRunMemo() };
-    // The most recently synced runs keep their memos (a late sync of an ended run, or one after
-    // /retry, sends only what changed); the others find their surfaces again by key.
-    this.#memos.delete(runId);
+    // The most recently synced runs keep their memos in memory; the others (and every run after
+    // a restart) read theirs from the store.
+    const memo = this.#memos.get(runId) ?? decodeMemo(await this.deps.store.getSurfaceMemo(runId));
     this.#memos.set(runId, memo);
-    for (const [oldest] of this.#memos) {
-      if (this.#memos.size <= MAX_MEMOS) break;
-      this.#memos.delete(oldest);
+    const before = JSON.stringify(encodeMemo(memo));
+    try {
+      await this.#write(runId, stored, gh, repo, memo, parsed.issue);
+    } finally {
+      // What was written is remembered even when a later write failed.
+      const after = encodeMemo(memo);
+      if (JSON.stringify(after) !== before) await this.deps.store.putSurfaceMemo(runId, after);
     }
+  }
+
+  async #write(
+    runId: string,
+    stored: StoredRun,
+    gh: GitHub,
+    repo: RepoRef,
+    memo: RunMemo,
+    issue: number,
+  ): Promise<void> {
+    const { definition, state } = decodeRun(stored).document;
     memo.botLogin ??= await this.deps.installations.botLogin();
-    memo.comments ??= await findMarkedComments(gh, repo, parsed.issue, memo.botLogin);
+    memo.comments ??= await findMarkedComments(gh, repo, issue, memo.botLogin);
 
     if (state.branchPushed && memo.pull === undefined) {
-      const pull = await ensurePullRequest(gh, repo, state.branch, definition, parsed.issue);
+      const pull = await ensurePullRequest(gh, repo, state.branch, definition, issue);
       if (pull !== undefined) memo.pull = pull;
     }
     const runPageUrl = this.deps.runPageUrl?.(stored.repo, runId);
@@ -138,7 +186,7 @@ export class Surfaces {
       await supersedeOldRunChecks(gh, repo, memo.checks, runId, state.lastSha);
     }
     if (state.awaiting?.kind === "approval" && state.active !== undefined) {
-      await this.#announceApproval(gh, repo, memo, { definition, state }, parsed.issue, runPageUrl);
+      await this.#announceApproval(gh, repo, memo, { definition, state }, issue, runPageUrl);
     }
     const queuePosition =
       state.status === "queued"
@@ -151,18 +199,19 @@ export class Surfaces {
       ...(runPageUrl === undefined ? {} : { runPageUrl }),
       ...devboxNoticeOf(this.deps.devboxNotice?.(runId)),
     });
-    if (body === memo.statusBody) return;
+    const written = fingerprint(body);
+    if (written === memo.statusFingerprint) return;
     const marker = statusMarker(runId);
     const commentId = memo.comments.get(marker);
     if (commentId === undefined) {
       memo.comments.set(
         marker,
-        await createMarkedComment(gh, repo, parsed.issue, marker, body, memo.botLogin),
+        await createMarkedComment(gh, repo, issue, marker, body, memo.botLogin),
       );
     } else {
       await updateComment(gh, repo, commentId, body);
     }
-    memo.statusBody = body;
+    memo.statusFingerprint = written;
   }
 
   async #announceApproval(

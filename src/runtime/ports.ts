@@ -43,6 +43,11 @@ export interface DevBoxEventSink {
 export interface SurfacesPort {
   /** Asks for run `runId`'s surfaces to be brought up to date, soon. */
   request(runId: string): void;
+  /**
+   * Asks for them to be checked after a restart, in the background: behind every
+   * {@link request}, so that answers to people go first.
+   */
+  resync(runId: string): void;
 }
 
 /** Where a host reports what it cannot hand to anyone. */

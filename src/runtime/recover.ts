@@ -49,7 +49,7 @@ export async function recoverRun(
 
 /**
  * Picks up every active run of the store after a restart (each through {@link recoverRun}),
- * requests their surfaces, and starts what the queues of runs a crash left queued admit.
+ * asks for their surfaces to be resynced in the background, and starts what the queues of runs a crash left queued admit.
  */
 export async function recoverRuns(
   deps: RecoverDeps & { runs: RunRepository; surfaces: SurfacesPort; settlement: Settlement },
@@ -59,7 +59,7 @@ export async function recoverRuns(
   // Listed without their snapshots, loaded one at a time: memory stays flat with many runs.
   for (const head of await deps.runs.store.listActiveRunHeads()) {
     await recoverRun(deps, head.runId, reason);
-    deps.surfaces.request(head.runId);
+    deps.surfaces.resync(head.runId);
     if (head.status === "queued") {
       queues.set(`${head.repo}#${head.workflow}`, { repo: head.repo, workflow: head.workflow });
     }

@@ -60,4 +60,4 @@ export class Settlement {
 }
 
 /** The surfaces of a host that shows runs nowhere (the CLI prints progress on transitions). */
-export const NO_SURFACES: SurfacesPort = { request: () => undefined };
+export const NO_SURFACES: SurfacesPort = { request: () => undefined, resync: () => undefined };

@@ -55,6 +55,8 @@ export const keyOf = {
   evidence: (runId: string, seq: number): Item => key(`RUN#${runId}`, `EV#${padSeq(seq)}`),
   receipt: (runId: string, seq: number): Item => key(`RUN#${runId}`, `RCPT#${padSeq(seq)}`),
   timer: (runId: string, timerId: string): Item => key(`RUN#${runId}`, `TIMER#${timerId}`),
+  /** What the app last wrote to the run's GitHub surfaces. */
+  surfaceMemo: (runId: string): Item => key(`RUN#${runId}`, "SURFACES"),
   delivery: (deliveryId: string): Item => key(`DELIVERY#${deliveryId}`, "DELIVERY"),
   /** Who handles a delivery: beside it, so that rewriting the delivery leaves the claim. */
   deliveryClaim: (deliveryId: string): Item => key(`DELIVERY#${deliveryId}`, "CLAIM"),

@@ -1,6 +1,7 @@
 import { DynamoDeliveries, RECORD_ONCE } from "./dynamo-deliveries.js";
 import { isConditionFailed } from "./dynamo-error.js";
 import * as items from "./dynamo-items.js";
+import { json, reader, toItem } from "./dynamo-attributes.js";
 import { INDEX_PARTITIONS, keyOf, num, padTime, type Item } from "./dynamo-items.js";
 import { TableRequests, type TableRequestsOptions } from "./dynamo-requests.js";
 import { GSI } from "./dynamo-table.js";
@@ -367,6 +368,17 @@ export class DynamoStore implements Store {
   async getRunHeads(runIds: string[]): Promise<RunHead[]> {
     const found = await this.#requests.batchGet([...new Set(runIds)].map(keyOf.run));
     return found.map(items.decodeRunHead);
+  }
+
+  async getSurfaceMemo(runId: string): Promise<unknown> {
+    const item = await this.#requests.get(keyOf.surfaceMemo(runId));
+    return item === undefined ? undefined : reader(item).json("memo");
+  }
+
+  async putSurfaceMemo(runId: string, memo: unknown): Promise<void> {
+    await this.#requests.put(
+      toItem(keyOf.surfaceMemo(runId), { kind: "surfaces", memo: json(memo, "memo") }),
+    );
   }
 
   /** Run items read back, their large strings put back from their blobs. */

@@ -207,4 +207,11 @@ export interface Store {
   rebuildRoster(scope: string, entries: RosterEntry[]): Promise<void>;
   /** The listing fields of those of `runIds` that exist, read consistently. */
   getRunHeads(runIds: string[]): Promise<RunHead[]>;
+
+  /**
+   * What the app last wrote to run `runId`'s GitHub surfaces (ids and fingerprints,
+   * JSON-serialisable), kept beside the run so that a restart writes only what changed.
+   */
+  getSurfaceMemo(runId: string): Promise<unknown>;
+  putSurfaceMemo(runId: string, memo: unknown): Promise<void>;
 }

@@ -1,4 +1,5 @@
 import { ScanCommand } from "@aws-sdk/client-dynamodb";
+import { writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { NO_JUDGE } from "../../src/runtime/judge.js";
 import type { Item } from "../../src/store/dynamo-attributes.js";
@@ -79,6 +80,9 @@ describe("a run's items stay within DynamoDB's limits", () => {
     expect(largest).toBeLessThan(350 * 1024);
     const runItem = items.find((item) => item.sk?.S === "RUN");
     expect(itemSize(runItem ?? {})).toBeLessThan(64 * 1024);
+    // bench/largest-item.js reads the figures from here.
+    const report = process.env.CLUSTERCODE_BENCH_LARGEST_ITEM;
+    if (report) writeFileSync(report, JSON.stringify({ largest, run: itemSize(runItem ?? {}) }));
     // The brief reaches every agent turn whole, from its blob.
     const dispatches = world.performed.filter((effect) => effect.type === "command.dispatch");
     expect(dispatches.every((effect) => effect.request.files?.brief === CJK_BRIEF)).toBe(true);

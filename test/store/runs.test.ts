@@ -241,6 +241,18 @@ describe("runs", () => {
     });
   });
 
+  it("keeps what the app last wrote to a run's surfaces beside the run, apart from its item", async () => {
+    const store = await dynamo.newStore();
+    await store.createRun(run());
+    expect(await store.getSurfaceMemo("run-1")).toBeUndefined();
+    const memo = { v: 1, comments: [["<!-- m -->", 7]], checks: [], listed: true };
+    await store.putSurfaceMemo("run-1", memo);
+    expect(await store.getSurfaceMemo("run-1")).toEqual(memo);
+    // The run item (and its version) is not touched: a transition's condition still holds.
+    expect(await store.getRun("run-1")).toEqual(run());
+    expect(await store.saveRun(run({ version: 2, status: "running" }))).toBe(true);
+  });
+
   it("writes a transition as one PutItem request", async () => {
     const requests: string[] = [];
     const store = await dynamo.newStore({ onRequest: (name) => requests.push(name) });

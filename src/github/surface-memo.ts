@@ -1,0 +1,71 @@
+import { createHash } from "node:crypto";
+import { z } from "zod";
+import type { CheckRunMemo } from "./check-runs.js";
+import type { PullRequestRef } from "./pull-requests.js";
+
+/**
+ * What the app last wrote to a run's surfaces, so a sync sends only what changed: kept in
+ * memory for the most recently synced runs and in the store beside the run, so that a restart
+ * compares what it last wrote with what is due and writes only the difference.
+ */
+export interface RunMemo {
+  /** The app's marked comments on the run's issue: marker → comment id. */
+  comments?: Map<string, number>;
+  /** The app's bot login: only its comments are the run's (never stored). */
+  botLogin?: string;
+  /** The fingerprint of the status comment's body as last written. */
+  statusFingerprint?: string;
+  pull?: PullRequestRef;
+  checks: CheckRunMemo;
+}
+
+/** A short, stable fingerprint of what was written (a body, a check run's fields). */
+export function fingerprint(text: string): string {
+  return createHash("sha256").update(text).digest("base64url");
+}
+
+/** How a memo is stored (JSON in the run's partition). */
+const storedMemoSchema = z.object({
+  /** Version of this layout: a memo of another is read as none (the surfaces are looked up). */
+  v: z.literal(1),
+  /** Marker → comment id. */
+  comments: z.array(z.tuple([z.string(), z.number()])).optional(),
+  /** Fingerprint of the status comment's body. */
+  status: z.string().optional(),
+  /** The run's draft pull request. */
+  pull: z.object({ number: z.number(), url: z.string() }).optional(),
+  /** Check-run key → id, fingerprint of what was sent, URL. */
+  checks: z.array(
+    z.tuple([z.string(), z.object({ id: z.number(), digest: z.string(), url: z.string() })]),
+  ),
+  /** Whether the check runs made before the memo existed were looked up. */
+  listed: z.boolean(),
+});
+
+/** A memo as the store keeps it. */
+export type StoredMemo = z.output<typeof storedMemoSchema>;
+
+/** The stored form of `memo`. */
+export function encodeMemo(memo: RunMemo): StoredMemo {
+  return {
+    v: 1,
+    ...(memo.comments === undefined ? {} : { comments: [...memo.comments] }),
+    ...(memo.statusFingerprint === undefined ? {} : { status: memo.statusFingerprint }),
+    ...(memo.pull === undefined ? {} : { pull: memo.pull }),
+    checks: [...memo.checks.ids],
+    listed: memo.checks.listed,
+  };
+}
+
+/** A memo read back from the store; a missing or unreadable one is an empty memo. */
+export function decodeMemo(stored: unknown): RunMemo {
+  const parsed = storedMemoSchema.safeParse(stored);
+  if (!parsed.success) return { checks: { ids: new Map(), listed: false } };
+  const { comments, status, pull, checks, listed } = parsed.data;
+  return {
+    ...(comments === undefined ? {} : { comments: new Map(comments) }),
+    ...(status === undefined ? {} : { statusFingerprint: status }),
+    ...(pull === undefined ? {} : { pull }),
+    checks: { ids: new Map(checks), listed },
+  };
+}

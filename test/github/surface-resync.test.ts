@@ -1,0 +1,131 @@
+import type { IssuesLabeledEvent } from "@octokit/webhooks-types";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Installations } from "../../src/github/installations.js";
+import { Surfaces } from "../../src/github/surfaces.js";
+import type { Admission } from "../../src/runtime/admission.js";
+import type { Store } from "../../src/store/store.js";
+import { payloadOf, startTestApp, type TestApp } from "./helpers/harness.js";
+
+const GATED = `version: 1
+name: ship
+on:
+  label: clustercode
+nodes:
+  build: { kind: run, run: "date > built.txt" }
+  gate: { kind: approval }
+edges:
+  - { from: build, to: gate }
+  - { from: gate, to: done, label: approved }
+  - { from: gate, to: failed, label: rejected }
+`;
+
+describe("a restart's resync of surfaces", () => {
+  let app: TestApp | undefined;
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+  });
+
+  it("writes nothing to a parked run's surfaces that is already current", async () => {
+    app = await startTestApp(GATED);
+    app.github.permissions.set("alice", "write");
+    const labeled = payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
+      if (p.label !== undefined) p.label.name = "clustercode";
+      p.issue.number = 9;
+      p.sender.login = "alice";
+      p.sender.type = "User";
+    });
+    await app.deliver("issues", labeled);
+    await app.waitForStatus("awaiting_input");
+    const before = app.github.requests.length;
+    expect(app.github.calls("POST", /\/issues\/9\/comments$/)).not.toEqual([]);
+
+    await app.restart();
+
+    const after = app.github.requests
+      .slice(before)
+      .filter((r) => !r.path.endsWith("/access_tokens"))
+      .map((r) => `${r.method} ${r.path}`);
+    // What it last wrote is read from the store: no write, and no listing to find it again.
+    expect(after.filter((call) => !call.startsWith("GET "))).toEqual([]);
+    expect(after.filter((call) => /\/comments|\/check-runs/.test(call))).toEqual([]);
+    expect(app.errors).toEqual([]);
+  });
+});
+
+/** Surfaces whose syncs are recorded and held until the test lets them finish. */
+class HeldSurfaces extends Surfaces {
+  readonly started: string[] = [];
+  readonly #gates = new Map<string, () => void>();
+  readonly #waiting = new Map<string, () => void>();
+
+  constructor() {
+    super({
+      store: {} as Store,
+      installations: {} as Installations,
+      admission: {} as Admission,
+      onError: (error) => {
+        throw error;
+      },
+      debounceMs: 0,
+    });
+  }
+
+  override async sync(runId: string): Promise<void> {
+    this.started.push(runId);
+    this.#waiting.get(runId)?.();
+    await new Promise<void>((resolve) => this.#gates.set(runId, resolve));
+  }
+
+  /** Resolves once a sync of `runId` started. */
+  startedSync(runId: string): Promise<void> {
+    if (this.started.includes(runId)) return Promise.resolve();
+    return new Promise((resolve) => this.#waiting.set(runId, resolve));
+  }
+
+  /** Lets the sync of `runId` finish. */
+  release(runId: string): void {
+    this.#gates.get(runId)?.();
+  }
+}
+
+describe("the surfaces' lanes", () => {
+  it("syncs a run asked for interactively ahead of a restart's backlog", async () => {
+    const surfaces = new HeldSurfaces();
+    for (const runId of ["a", "b", "c"]) surfaces.resync(runId);
+    await surfaces.startedSync("a");
+    // A command's answer to run x arrives while the backlog's first resync is under way.
+    surfaces.request("x");
+    await surfaces.startedSync("x");
+    surfaces.release("a");
+    surfaces.release("x");
+    await surfaces.startedSync("b");
+    surfaces.release("b");
+    await surfaces.startedSync("c");
+    surfaces.release("c");
+    await surfaces.idle();
+    expect(surfaces.started).toEqual(["a", "x", "b", "c"]);
+  });
+
+  it("never syncs one run in both lanes at once; drops a resync an interactive sync covers", async () => {
+    const surfaces = new HeldSurfaces();
+    surfaces.resync("a");
+    surfaces.resync("b");
+    await surfaces.startedSync("a");
+    surfaces.request("a");
+    surfaces.request("b");
+    // b goes at once; the interactive sync of a waits for a's resync to end.
+    await until(() => surfaces.started.length === 2);
+    expect(surfaces.started).toEqual(["a", "b"]);
+    surfaces.release("a");
+    await until(() => surfaces.started.length === 3);
+    surfaces.release("a");
+    surfaces.release("b");
+    await surfaces.idle();
+    expect(surfaces.started).toEqual(["a", "b", "a"]);
+  });
+});
+
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((resolve) => setTimeout(resolve, 1));
+}
