@@ -62,6 +62,17 @@ const BENCHES = [
     ],
   },
   {
+    script: "bench/admission-check.js",
+    args: quick ? ["20", "3"] : ["1000", "30"],
+    rows: (out) => [
+      {
+        measure: `admission check with ${quick ? 20 : "1,000"} unfinished runs of one workflow`,
+        result: `${grab(out, /roster\s+median ([\d.]+ ms), (\d+) read/)}, one read (listing the runs whole: ${grab(out, /whole\s+median ([\d.]+ ms)/)})`,
+        target: "O(1): one item read",
+      },
+    ],
+  },
+  {
     script: "bench/largest-item.js",
     args: [],
     rows: (out) => [
