@@ -3,6 +3,7 @@ import { isFinal } from "../engine/model.js";
 import { createSnapshot, step } from "../engine/step.js";
 import { LruMap } from "../memory/lru-map.js";
 import type { Receipt, Store, StoredRun } from "../store/store.js";
+import { isRetryable } from "../errors/app-error.js";
 import { StoreError } from "../store/store-error.js";
 import { AfterEffects } from "./after-effects.js";
 import type { Delivery, EffectPerformer, EventSink, Refusal, RunDriver } from "./ports.js";
@@ -40,6 +41,8 @@ export interface RuntimeOptions {
 
 /** Most times a transition is retried after losing a race on the run's version. */
 const MAX_CONFLICTS = 20;
+/** Tries at completing an outbox whose effects failed retryably, the first after 500 ms, doubling. */
+const OUTBOX_RETRIES = 6;
 /** Runs whose latest version this process keeps in memory. */
 const LATEST_RUNS = 1_000;
 
@@ -109,11 +112,13 @@ export class Runtime implements EventSink, RunDriver {
 
   /** Offers an event to a run; events of one run are applied one at a time in this process. */
   deliver(runId: string, event: RunEvent): Promise<Delivery> {
+    return this.#serially(runId, () => this.#deliverNow(runId, event));
+  }
+
+  /** Runs `work` after everything queued for the run in this process. */
+  #serially<T>(runId: string, work: () => Promise<T>): Promise<T> {
     const previous = this.#queues.get(runId) ?? Promise.resolve();
-    const next = previous.then(
-      () => this.#deliverNow(runId, event),
-      () => this.#deliverNow(runId, event),
-    );
+    const next = previous.then(work, work);
     this.#queues.set(runId, next);
     const forget = () => {
       if (this.#queues.get(runId) === next) this.#queues.delete(runId);
@@ -215,7 +220,16 @@ export class Runtime implements EventSink, RunDriver {
       await noteRun(this.#options.store, saved, document.definition.workflow);
     }
     this.#options.atBoundary?.("saved");
-    const { recorded } = await this.#perform(stored.runId, result.effects);
+    let performed: { recorded: Promise<void> };
+    try {
+      performed = await this.#perform(stored.runId, result.effects);
+    } catch (error) {
+      // The state is written but its effects are not all done, and the run may wait on an
+      // answer only they bring (a ledger total, a DevBox): complete them later, here.
+      if (isRetryable(error)) this.#completeLater(stored.runId, 0);
+      throw error;
+    }
+    const { recorded } = performed;
     if (!isFinal(result.snapshot.status))
       this.#latest.set(stored.runId, {
         stored: saved,
@@ -227,6 +241,21 @@ export class Runtime implements EventSink, RunDriver {
       this.#options.onTransition?.(next, result.effects, event, this, stored.repo),
     );
     return { applied: true, state: result.snapshot };
+  }
+
+  /** Completes the run's outbox after a backoff, again while that fails retryably. */
+  #completeLater(runId: string, attempt: number): void {
+    const timer = setTimeout(
+      () => {
+        this.#serially(runId, () => this.reconcile(runId)).catch((error: unknown) => {
+          if (isRetryable(error) && attempt + 1 < OUTBOX_RETRIES) {
+            this.#completeLater(runId, attempt + 1);
+          } else this.#options.onError?.(error, runId);
+        });
+      },
+      500 * 2 ** attempt,
+    );
+    timer.unref();
   }
 
   async #completeOutbox(loaded: LoadedRun): Promise<void> {

@@ -64,38 +64,44 @@ async function killAfter(replica: Replica, op: string, runIds: string[], after: 
 }
 
 describe("an app replica SIGKILLed mid-work and started again", () => {
-  it("finishes every run once, wherever the kill fell", { timeout: 120_000 }, async () => {
-    const cycles = runs(2, 12);
-    for (let cycle = 0; cycle < cycles; cycle++) {
-      const { table, store } = await newTable();
-      const ids = Array.from({ length: 6 }, (_, i) => `c${cycle}r${i}`);
-      // Killed after a different number of answers each cycle (none: before any landed).
-      const first = new Replica(dynamo.endpoint, table, `a${cycle}`);
-      await killAfter(first, "start", ids, cycle % ids.length);
-      // Started again: it recovers what the dead one left, and GitHub's redeliveries of the
-      // labels (the dead one never acknowledged some) start what was never created.
-      const second = new Replica(dynamo.endpoint, table, `b${cycle}`);
-      await second.ask({ op: "recover" });
-      await Promise.all(ids.map((run) => second.ask({ op: "start", run })));
-      expect(await second.ask({ op: "wait", runs: ids, status: "awaiting_input" })).toMatchObject({
-        ok: true,
-      });
-      await killAfter(second, "approve", ids, (cycle * 2) % ids.length);
-      const third = new Replica(dynamo.endpoint, table, `c${cycle}`);
-      await third.ask({ op: "recover" });
-      await Promise.all(ids.map((run) => third.ask({ op: "approve", run })));
-      expect(await third.ask({ op: "wait", runs: ids, status: "succeeded" })).toMatchObject({
-        ok: true,
-      });
-      expect(await onceEach(store, ids)).toEqual([]);
-      expect(await checkInvariants({ store, runIds: ids })).toEqual([]);
-      await third.stop();
-    }
-  });
+  it(
+    "finishes every run once, wherever the kill fell",
+    { timeout: runs(120_000, 900_000) },
+    async () => {
+      const cycles = runs(2, 12);
+      for (let cycle = 0; cycle < cycles; cycle++) {
+        const { table, store } = await newTable();
+        const ids = Array.from({ length: 6 }, (_, i) => `c${cycle}r${i}`);
+        // Killed after a different number of answers each cycle (none: before any landed).
+        const first = new Replica(dynamo.endpoint, table, `a${cycle}`);
+        await killAfter(first, "start", ids, cycle % ids.length);
+        // Started again: it recovers what the dead one left, and GitHub's redeliveries of the
+        // labels (the dead one never acknowledged some) start what was never created.
+        const second = new Replica(dynamo.endpoint, table, `b${cycle}`);
+        await second.ask({ op: "recover" });
+        await Promise.all(ids.map((run) => second.ask({ op: "start", run })));
+        expect(await second.ask({ op: "wait", runs: ids, status: "awaiting_input" })).toMatchObject(
+          {
+            ok: true,
+          },
+        );
+        await killAfter(second, "approve", ids, (cycle * 2) % ids.length);
+        const third = new Replica(dynamo.endpoint, table, `c${cycle}`);
+        await third.ask({ op: "recover" });
+        await Promise.all(ids.map((run) => third.ask({ op: "approve", run })));
+        expect(await third.ask({ op: "wait", runs: ids, status: "succeeded" })).toMatchObject({
+          ok: true,
+        });
+        expect(await onceEach(store, ids)).toEqual([]);
+        expect(await checkInvariants({ store, runIds: ids })).toEqual([]);
+        await third.stop();
+      }
+    },
+  );
 
   it(
     "three replicas, each given every delivery, one killed mid-work",
-    { timeout: 60_000 },
+    { timeout: runs(60_000, 300_000) },
     async () => {
       const { table, store } = await newTable();
       const replicas = ["a", "b", "c"].map((name) => new Replica(dynamo.endpoint, table, name));

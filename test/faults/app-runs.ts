@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { DeliveryIntake } from "../../src/github/intake.js";
+import { runs } from "../fuzz/fuzz-size.js";
 import type { StoredRun } from "../../src/store/store.js";
 import { OWNER, REPO, type TestApp } from "../github/helpers/harness.js";
 import { commentOn, labeledIssue } from "../github/helpers/payloads.js";
@@ -82,7 +83,7 @@ export async function waitForRuns(
   statuses: readonly string[],
   options: { timeoutMs?: number; nudge?: () => Promise<unknown> } = {},
 ): Promise<StoredRun[]> {
-  const deadline = Date.now() + (options.timeoutMs ?? 15_000);
+  const deadline = Date.now() + (options.timeoutMs ?? runs(15_000, 300_000));
   for (;;) {
     await app.host.idle();
     const found = await runsOf(app);

@@ -35,7 +35,7 @@ edges:
 async function waitFor<T>(
   what: string,
   found: () => T | undefined,
-  timeoutMs = 20_000,
+  timeoutMs = runs(20_000, 300_000),
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -65,52 +65,56 @@ describe("the DevBox process killed mid-command", () => {
     if (markers !== undefined) rmSync(markers, { recursive: true, force: true });
   });
 
-  it("leaves every run settled, with no effect twice", { timeout: 60_000 }, async () => {
-    markers = mkdtempSync(join(tmpdir(), "cc-markers-"));
-    const started = (app = await startTestApp(workflow(markers), {
-      // A lost DevBox is noticed within a second and a half, not the default half minute.
-      env: { CLUSTERCODE_DEVBOX_LAPSE_MS: "1500", CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200" },
-    }));
-    started.github.permissions.set("alice", "write");
-    started.github.permissions.set("bob", "write");
-    const count = runs(2, 12);
-    expect(await deliverAll(started, labels(count))).toEqual([]);
-    const pids = await waitFor("every build to start", () => {
-      const busy = busyDevBoxes(started);
-      return busy.length >= count ? busy : undefined;
-    });
-    // SIGKILL, as the OOM killer or a host going away would: the DevBox says nothing.
-    for (const pid of pids) process.kill(pid, "SIGKILL");
-    const parked = await waitForRuns(
-      started,
-      count,
-      ["awaiting_input", "failed", "succeeded", "cancelled", "escalated"],
-      { timeoutMs: 30_000 },
-    );
-    const ids = parked.map((run) => run.runId);
-    // Answer whichever runs went on to their approval.
-    if (parked.some((run) => run.status === "awaiting_input")) {
-      expect(await deliverAll(started, approvals(count))).toEqual([]);
-    }
-    const ended = await waitForRuns(started, count, [
-      "failed",
-      "succeeded",
-      "cancelled",
-      "escalated",
-    ]);
-    expect(ended.map((run) => run.runId).sort()).toEqual([...ids].sort());
-    for (const pid of pids) expect(await isAlive(pid)).toBe(false);
-    for (const runId of ids) {
-      const kinds = (await started.host.store.listEvidence(runId)).map(
-        (record) => (record.entry as { kind?: string }).kind,
+  it(
+    "leaves every run settled, with no effect twice",
+    { timeout: runs(60_000, 600_000) },
+    async () => {
+      markers = mkdtempSync(join(tmpdir(), "cc-markers-"));
+      const started = (app = await startTestApp(workflow(markers), {
+        // A lost DevBox is noticed within a second and a half, not the default half minute.
+        env: { CLUSTERCODE_DEVBOX_LAPSE_MS: "1500", CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200" },
+      }));
+      started.github.permissions.set("alice", "write");
+      started.github.permissions.set("bob", "write");
+      const count = runs(2, 12);
+      expect(await deliverAll(started, labels(count))).toEqual([]);
+      const pids = await waitFor("every build to start", () => {
+        const busy = busyDevBoxes(started);
+        return busy.length >= count ? busy : undefined;
+      });
+      // SIGKILL, as the OOM killer or a host going away would: the DevBox says nothing.
+      for (const pid of pids) process.kill(pid, "SIGKILL");
+      const parked = await waitForRuns(
+        started,
+        count,
+        ["awaiting_input", "failed", "succeeded", "cancelled", "escalated"],
+        { timeoutMs: runs(30_000, 300_000) },
       );
-      expect(kinds).toContain("attempt.lost");
-    }
-    expect(
-      await checkInvariants({ store: started.host.store, runIds: ids, github: started.github }),
-    ).toEqual([]);
-    expect(await surfaceProblems(started.host.store, started.github, ids)).toEqual([]);
-    expect(started.github.problems).toEqual([]);
-    expect((await runsOf(started)).length).toBe(count);
-  });
+      const ids = parked.map((run) => run.runId);
+      // Answer whichever runs went on to their approval.
+      if (parked.some((run) => run.status === "awaiting_input")) {
+        expect(await deliverAll(started, approvals(count))).toEqual([]);
+      }
+      const ended = await waitForRuns(started, count, [
+        "failed",
+        "succeeded",
+        "cancelled",
+        "escalated",
+      ]);
+      expect(ended.map((run) => run.runId).sort()).toEqual([...ids].sort());
+      for (const pid of pids) expect(await isAlive(pid)).toBe(false);
+      for (const runId of ids) {
+        const kinds = (await started.host.store.listEvidence(runId)).map(
+          (record) => (record.entry as { kind?: string }).kind,
+        );
+        expect(kinds).toContain("attempt.lost");
+      }
+      expect(
+        await checkInvariants({ store: started.host.store, runIds: ids, github: started.github }),
+      ).toEqual([]);
+      expect(await surfaceProblems(started.host.store, started.github, ids)).toEqual([]);
+      expect(started.github.problems).toEqual([]);
+      expect((await runsOf(started)).length).toBe(count);
+    },
+  );
 });

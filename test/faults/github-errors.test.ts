@@ -62,7 +62,7 @@ describe("GitHub answering 502, 500 and secondary-rate-limit 403s to writes", ()
     await app.close();
   });
 
-  it("makes each surface once and drops none", { timeout: 60_000 }, async () => {
+  it("makes each surface once and drops none", { timeout: runs(60_000, 600_000) }, async () => {
     const count = runs(3, 30);
     const faults = failingWrites(0.2, 5);
     app.github.faultOf = faults.faultOf;
