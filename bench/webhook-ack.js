@@ -176,6 +176,8 @@ async function main() {
       try {
         for (let i = 0; i < 50; i++) await send(url, delivery); // warm up
         const latency = await atRate(url, delivery, rate, seconds);
+        // Before the other rates: a rate past the server's capacity leaves a backlog behind.
+        const throughput = await closedLoop(url, delivery, concurrency, Math.min(seconds, 5));
         const more = {};
         for (const other of moreRates) {
           const { p50, p99, failed } = await atRate(url, delivery, other, seconds);
@@ -185,7 +187,6 @@ async function main() {
             [`failed@${other}`]: failed,
           });
         }
-        const throughput = await closedLoop(url, delivery, concurrency, Math.min(seconds, 5));
         results.get(`${kind} ${what}`).push({ ...latency, ...more, throughput });
       } finally {
         child.kill("SIGTERM");

@@ -188,6 +188,10 @@ export class DeliveryIntake {
         inHand: (id) => this.#held.has(id) || this.#recording.has(id),
       });
       return this.#queueFound(left, wanted, spilled);
+    } catch (error) {
+      // The deliveries that waited in the store still do: the next pump or sweep tries again.
+      if (spilled) this.#spilled = true;
+      throw error;
     } finally {
       if (--this.#sweeps === 0) this.#markedWhileSweeping.clear();
     }
@@ -269,15 +273,17 @@ export class DeliveryIntake {
     }
     const half = (this.deps.queueLimit ?? QUEUE_LIMIT) / 2;
     if (this.#spilled && this.#refilling === undefined && this.#queue.length <= half) {
-      this.#refilling = this.sweep()
-        .then(
-          () => undefined,
-          (error: unknown) => this.deps.onError(error, sweepRecord(this.deps.now())),
-        )
-        .finally(() => {
+      // After a failed read, the next handling done or the periodic sweep tries again.
+      this.#refilling = this.sweep().then(
+        () => {
           this.#refilling = undefined;
           this.#pump();
-        });
+        },
+        (error: unknown) => {
+          this.#refilling = undefined;
+          this.deps.onError(error, sweepRecord(this.deps.now()));
+        },
+      );
     }
   }
 

@@ -317,6 +317,52 @@ describe("the bounded intake queue", () => {
   });
 });
 
+describe("the bounded intake queue, when the store fails", () => {
+  it("keeps the deliveries that waited in the store for the next sweep after a failed read", async () => {
+    const store = await dynamo.newStore();
+    let failing = true;
+    const flaky = new Proxy(store, {
+      get(target, name: keyof Store) {
+        if (name !== "unprocessedDeliveries") return (target[name] as () => unknown).bind(target);
+        return (limit?: number, after?: DeliveryRecord) =>
+          failing
+            ? Promise.reject(new StoreError("throttled", "slow down", { retryable: true }))
+            : target.unprocessedDeliveries(limit, after);
+      },
+    });
+    const handled: string[] = [];
+    const errors: unknown[] = [];
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const intake = new DeliveryIntake({
+      store: flaky,
+      holder: "here",
+      now: () => 1_000_000,
+      queueLimit: 1,
+      lanes: 1,
+      handle: async (delivery) => {
+        handled.push(delivery.deliveryId);
+        await gate;
+      },
+      onError: (error) => errors.push(error),
+    });
+    // d0 is being handled, d1 queued, d2 waits in the store.
+    for (let i = 0; i < 3; i++) expect(await intake.record(`d${i}`, "issues", {})).toBe(true);
+    release();
+    await intake.idle();
+    // The reads that were to page d2 in failed: d2 is still unprocessed, not forgotten, and
+    // the next sweep takes it though it is fresh.
+    expect(errors.length).toBeGreaterThan(0);
+    expect(errors.map((error) => (error as Error).message)).toContain("slow down");
+    expect(handled).toEqual(["d0", "d1"]);
+    failing = false;
+    expect(await intake.sweep()).toBe(1);
+    await intake.idle();
+    expect(handled).toEqual(["d0", "d1", "d2"]);
+    expect(await store.unprocessedDeliveries()).toEqual([]);
+  });
+});
+
 describe("group commit of deliveries", () => {
   it("records deliveries arriving together in shared writes, each flagged on its own", async () => {
     const requests: string[] = [];
