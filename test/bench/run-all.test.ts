@@ -24,6 +24,7 @@ describe("npm run bench", () => {
       "| webhook ack latency at 50/s offered, a delivery the app records",
       "| recorded deliveries/s vs a bare Probot app doing one `PutItem` each",
       "| the same vs a bare no-op Probot app",
+      "| admission check with 20 unfinished runs of one workflow",
       "| largest stored item of the worst-case run (65,536-char CJK brief, 300 iterations)",
       "| GitHub REST calls per ten-node run without rework",
       "| app RSS with 20 runs parked at approvals, after a restart",
