@@ -66,7 +66,7 @@ describe("two app replicas over one DynamoDB endpoint", () => {
     expect(await b.ask({ op: "wait", runs, status: "succeeded" })).toMatchObject({ ok: true });
     await expectOnce(store, runs);
     await Promise.all([a.stop(), b.stop()]);
-  }, 60_000);
+  }, 120_000);
 
   it("loses no run when one replica is killed mid-work", async () => {
     const { table, store } = await newTable();
@@ -86,5 +86,5 @@ describe("two app replicas over one DynamoDB endpoint", () => {
     expect(await b.ask({ op: "wait", runs, status: "succeeded" })).toMatchObject({ ok: true });
     await expectOnce(store, runs);
     await b.stop();
-  }, 60_000);
+  }, 120_000);
 });

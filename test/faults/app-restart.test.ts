@@ -101,7 +101,7 @@ describe("an app replica SIGKILLed mid-work and started again", () => {
 
   it(
     "three replicas, each given every delivery, one killed mid-work",
-    { timeout: runs(60_000, 300_000) },
+    { timeout: runs(120_000, 300_000) },
     async () => {
       const { table, store } = await newTable();
       const replicas = ["a", "b", "c"].map((name) => new Replica(dynamo.endpoint, table, name));
