@@ -37,7 +37,19 @@ export function appEnv(stateDir, githubHost, extra = {}) {
   };
 }
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The benchmarks' workflow: one approval, so every run it starts parks there. */
+export const GATE_WORKFLOW = `version: 1
+name: gate
+on:
+  label: clustercode
+nodes:
+  ship: { kind: approval }
+edges:
+  - { from: ship, to: done, label: approved }
+  - { from: ship, to: failed, label: rejected }
+`;
 
 /** Starts the app; resolves once its health check answers, with the ms that took. */
 export async function startApp(env) {

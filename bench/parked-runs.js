@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/* global process, console, performance, setTimeout, URL */
+/* global process, console, performance, URL */
 // The app with many runs parked at approvals: its RSS once it has picked them up after a
 // restart, how soon its health check answers after that restart, and how many GitHub writes
 // the restart makes (none when what it last wrote is current). The runs are written to the embedded store directly (each parked at its
@@ -12,32 +12,28 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { appEnv, rssMiB, startApp, stopApp, waitForIdle } from "./app-process.js";
+import {
+  appEnv,
+  GATE_WORKFLOW,
+  rssMiB,
+  sleep,
+  startApp,
+  stopApp,
+  waitForIdle,
+} from "./app-process.js";
 import { startLoopbackGitHub } from "./loopback-github.js";
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = "true";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const RUNS = Number(process.argv[2] ?? 1000);
 const REPOS = 10;
-const WORKFLOW = `version: 1
-name: gate
-on:
-  label: clustercode
-nodes:
-  ship: { kind: approval }
-edges:
-  - { from: ship, to: done, label: approved }
-  - { from: ship, to: failed, label: rejected }
-`;
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Writes `count` runs parked at their approval, spread over the bench repositories. */
 async function seed(stateDir, count) {
   const { openStore } = await import(`${root}dist/store/embedded.js`);
   const { parseWorkflow } = await import(`${root}dist/workflow/parse.js`);
   const { createSnapshot, step } = await import(`${root}dist/engine/step.js`);
-  const parsed = parseWorkflow(WORKFLOW);
+  const parsed = parseWorkflow(GATE_WORKFLOW);
   if (!parsed.ok) throw new Error("the bench workflow does not parse");
   const opened = await openStore({ stateDir, env: {} });
   const now = Date.now();
@@ -80,7 +76,7 @@ async function settle(github, quietMs = 3000) {
 }
 
 const dir = mkdtempSync(join(tmpdir(), "cc-parked-"));
-const github = await startLoopbackGitHub({ workflow: WORKFLOW });
+const github = await startLoopbackGitHub({ workflow: GATE_WORKFLOW });
 try {
   await seed(dir, RUNS);
   const env = appEnv(dir, github.host);

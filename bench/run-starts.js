@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/* global process, console, fetch, performance, setTimeout */
+/* global process, console, fetch, performance */
 // Run starts per minute through a throttled GitHub: the app (`node dist/github/main.js`, at
 // GitHub's pace: one write a second, one notifying write every 3 s, per installation) against
 // a loopback GitHub that refuses content creation faster than 80 a minute per installation
@@ -12,25 +12,13 @@ import { createHmac, randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { appEnv, startApp, stopApp, WEBHOOK_SECRET } from "./app-process.js";
+import { appEnv, GATE_WORKFLOW, sleep, startApp, stopApp, WEBHOOK_SECRET } from "./app-process.js";
 import { startLoopbackGitHub } from "./loopback-github.js";
 
 const PER_INSTALLATION = Number(process.argv[2] ?? 6);
 const INSTALLATIONS = Number(process.argv[3] ?? 1);
 /** GitHub's secondary limit: 80 content-creating requests a minute per installation. */
 const CREATE_GAP_MS = 60_000 / 80;
-const WORKFLOW = `version: 1
-name: gate
-on:
-  label: clustercode
-nodes:
-  ship: { kind: approval }
-edges:
-  - { from: ship, to: done, label: approved }
-  - { from: ship, to: failed, label: rejected }
-`;
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** An `issues.labeled` delivery for issue `issue` of installation `installation`'s repository. */
 function labeled(installation, issue) {
@@ -66,7 +54,7 @@ async function deliver(port, event, payload) {
 }
 
 const dir = mkdtempSync(join(tmpdir(), "cc-starts-"));
-const github = await startLoopbackGitHub({ workflow: WORKFLOW, createGapMs: CREATE_GAP_MS });
+const github = await startLoopbackGitHub({ workflow: GATE_WORKFLOW, createGapMs: CREATE_GAP_MS });
 const env = appEnv(dir, github.host);
 const { child } = await startApp(env);
 try {

@@ -1,5 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { afterAll, beforeAll } from "vitest";
+import { DynamoStore } from "../../src/store/dynamo-store.js";
+import { createTable } from "../../src/store/dynamo-table.js";
+import { startEmbeddedDynamo, type EmbeddedDynamo } from "../../src/store/embedded.js";
 
 const REPLICA = new URL("./fixtures/replica.js", import.meta.url).pathname;
 
@@ -44,4 +49,36 @@ export class Replica {
       await new Promise((resolve) => this.process.once("close", resolve));
     }
   }
+}
+
+/**
+ * One embedded DynamoDB endpoint for a test file's replicas (started before its tests, closed
+ * after), and a fresh table on it for each scenario, named `<prefix><n>`.
+ */
+export function useReplicaTables(prefix: string) {
+  let dynamo: EmbeddedDynamo;
+  let client: DynamoDBClient;
+  let tables = 0;
+  beforeAll(async () => {
+    dynamo = await startEmbeddedDynamo();
+    client = new DynamoDBClient({
+      endpoint: dynamo.endpoint,
+      region: "us-east-1",
+      credentials: { accessKeyId: "test", secretAccessKey: "test" },
+    });
+  });
+  afterAll(async () => {
+    client.destroy();
+    await dynamo.close();
+  });
+  return {
+    get endpoint(): string {
+      return dynamo.endpoint;
+    },
+    async newTable(): Promise<{ table: string; store: DynamoStore }> {
+      const table = `${prefix}${tables++}`;
+      await createTable(client, table);
+      return { table, store: new DynamoStore({ client, table }) };
+    },
+  };
 }

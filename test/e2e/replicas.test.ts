@@ -1,32 +1,9 @@
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DynamoStore } from "../../src/store/dynamo-store.js";
-import { createTable } from "../../src/store/dynamo-table.js";
-import { startEmbeddedDynamo, type EmbeddedDynamo } from "../../src/store/embedded.js";
-import { Replica } from "./replica-process.js";
+import { describe, expect, it } from "vitest";
+import type { DynamoStore } from "../../src/store/dynamo-store.js";
+import { Replica, useReplicaTables } from "./replica-process.js";
 
-let dynamo: EmbeddedDynamo;
-let client: DynamoDBClient;
-let tables = 0;
-
-beforeAll(async () => {
-  dynamo = await startEmbeddedDynamo();
-  client = new DynamoDBClient({
-    endpoint: dynamo.endpoint,
-    region: "us-east-1",
-    credentials: { accessKeyId: "test", secretAccessKey: "test" },
-  });
-});
-afterAll(async () => {
-  client.destroy();
-  await dynamo.close();
-});
-
-async function newTable(): Promise<{ table: string; store: DynamoStore }> {
-  const table = `replicas${tables++}`;
-  await createTable(client, table);
-  return { table, store: new DynamoStore({ client, table }) };
-}
+const dynamo = useReplicaTables("replicas");
+const newTable = () => dynamo.newTable();
 
 async function expectOnce(store: DynamoStore, runIds: string[]) {
   for (const runId of runIds) {

@@ -1,34 +1,11 @@
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DynamoStore } from "../../src/store/dynamo-store.js";
-import { createTable } from "../../src/store/dynamo-table.js";
-import { startEmbeddedDynamo, type EmbeddedDynamo } from "../../src/store/embedded.js";
-import { Replica } from "../e2e/replica-process.js";
+import { describe, expect, it } from "vitest";
+import type { DynamoStore } from "../../src/store/dynamo-store.js";
+import { Replica, useReplicaTables } from "../e2e/replica-process.js";
 import { runs } from "../fuzz/fuzz-size.js";
 import { checkInvariants } from "./invariants.js";
 
-let dynamo: EmbeddedDynamo;
-let client: DynamoDBClient;
-let tables = 0;
-
-beforeAll(async () => {
-  dynamo = await startEmbeddedDynamo();
-  client = new DynamoDBClient({
-    endpoint: dynamo.endpoint,
-    region: "us-east-1",
-    credentials: { accessKeyId: "test", secretAccessKey: "test" },
-  });
-});
-afterAll(async () => {
-  client.destroy();
-  await dynamo.close();
-});
-
-async function newTable(): Promise<{ table: string; store: DynamoStore }> {
-  const table = `restarts${tables++}`;
-  await createTable(client, table);
-  return { table, store: new DynamoStore({ client, table }) };
-}
+const dynamo = useReplicaTables("restarts");
+const newTable = () => dynamo.newTable();
 
 /** Evidence kinds that happen once in a run that is started, approved once and finishes. */
 async function onceEach(store: DynamoStore, runIds: string[]): Promise<string[]> {
