@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { DeliveryIntake } from "../../src/github/intake.js";
 import { runs } from "../fuzz/fuzz-size.js";
+import { seeded } from "./store-faults.js";
 import type { StoredRun } from "../../src/store/store.js";
-import { OWNER, REPO, type TestApp } from "../github/helpers/harness.js";
-import { commentOn, labeledIssue } from "../github/helpers/payloads.js";
+import { OWNER, REPO, startTestApp, type TestApp } from "../github/helpers/harness.js";
+import { commentOn, labeledIssue, SHIP_WORKFLOW } from "../github/helpers/payloads.js";
 
 /** The first issue number of a scenario; issue `FIRST_ISSUE + i` is run i's. */
 export const FIRST_ISSUE = 20;
@@ -33,16 +34,17 @@ export function approvals(count: number, login = "bob"): Delivery[] {
   }));
 }
 
+/** The test app on the ship workflow, with alice (who labels) and bob (who approves) writers. */
+export async function startShipApp(): Promise<TestApp> {
+  const app = await startTestApp(SHIP_WORKFLOW);
+  app.github.permissions.set("alice", "write");
+  app.github.permissions.set("bob", "write");
+  return app;
+}
+
 /** A seeded shuffle (mulberry32 draws), so that a failing order can be run again. */
 export function shuffled<T>(items: readonly T[], seed: number): T[] {
-  let a = seed >>> 0;
-  const random = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const random = seeded(seed);
   const out = [...items];
   for (let i = out.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));

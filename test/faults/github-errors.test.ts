@@ -1,18 +1,19 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runs } from "../fuzz/fuzz-size.js";
 import type { Outage } from "../github/helpers/fake-github.js";
-import { startTestApp, type TestApp } from "../github/helpers/harness.js";
-import { SHIP_WORKFLOW } from "../github/helpers/payloads.js";
+import type { TestApp } from "../github/helpers/harness.js";
 import {
   approvals,
   deliverAll,
   labels,
   runsOf,
+  startShipApp,
   shuffled,
   sweepLater,
   waitForRuns,
 } from "./app-runs.js";
 import { checkInvariants, surfaceProblems } from "./invariants.js";
+import { seeded } from "./store-faults.js";
 
 /** The writes that make a run's surfaces (not the token exchange, which every call needs). */
 const WRITES =
@@ -33,14 +34,7 @@ const ANSWERS: readonly Outage[] = [
 
 /** Fails `rate` of the writes (seeded), each with one of {@link ANSWERS}. */
 function failingWrites(rate: number, seed: number) {
-  let a = seed >>> 0;
-  const random = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const random = seeded(seed);
   const injected: string[] = [];
   const faultOf = (method: string, path: string): Outage | undefined => {
     if (method === "GET" || !WRITES.test(path) || random() >= rate) return undefined;
@@ -54,9 +48,7 @@ function failingWrites(rate: number, seed: number) {
 describe("GitHub answering 502, 500 and secondary-rate-limit 403s to writes", () => {
   let app: TestApp;
   beforeEach(async () => {
-    app = await startTestApp(SHIP_WORKFLOW);
-    app.github.permissions.set("alice", "write");
-    app.github.permissions.set("bob", "write");
+    app = await startShipApp();
   });
   afterEach(async () => {
     await app.close();

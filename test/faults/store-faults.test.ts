@@ -5,9 +5,15 @@ import { InstantWorld } from "../agents/instant-world.js";
 import { definitionOf, workflowOf } from "../engine/harness.js";
 import { runs } from "../fuzz/fuzz-size.js";
 import { useTestDynamo } from "../store/dynalite-fixture.js";
-import { startTestApp } from "../github/helpers/harness.js";
-import { SHIP_WORKFLOW } from "../github/helpers/payloads.js";
-import { approvals, deliverAll, labels, runsOf, sweepLater, waitForRuns } from "./app-runs.js";
+import {
+  approvals,
+  deliverAll,
+  labels,
+  runsOf,
+  startShipApp,
+  sweepLater,
+  waitForRuns,
+} from "./app-runs.js";
 import { checkInvariants, surfaceProblems } from "./invariants.js";
 import { StoreFaults } from "./store-faults.js";
 
@@ -105,10 +111,8 @@ describe("the store failing 0.5 % of its calls (throttles, timeouts, lost answer
     "takes runs of the app from label to approval to done",
     { timeout: runs(60_000, 600_000) },
     async () => {
-      const app = await startTestApp(SHIP_WORKFLOW);
+      const app = await startShipApp();
       try {
-        app.github.permissions.set("alice", "write");
-        app.github.permissions.set("bob", "write");
         const count = runs(3, 30);
         faults = new StoreFaults({ rate: 0.005, seed: 22 });
         faults.install();

@@ -35,8 +35,8 @@ export interface StoreFaultOptions {
   oncePerRequest?: boolean;
 }
 
-/** A seeded generator (mulberry32): the same seed fails the same attempts. */
-function seeded(seed: number): () => number {
+/** A seeded generator (mulberry32): the same seed draws the same numbers, so a failing case runs again. */
+export function seeded(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

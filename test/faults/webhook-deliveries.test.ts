@@ -1,12 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runs } from "../fuzz/fuzz-size.js";
-import { startTestApp, type TestApp } from "../github/helpers/harness.js";
-import { SHIP_WORKFLOW } from "../github/helpers/payloads.js";
+import type { TestApp } from "../github/helpers/harness.js";
 import {
   approvals,
   deliverAll,
   labels,
   runsOf,
+  startShipApp,
   shuffled,
   waitForRuns,
   type Delivery,
@@ -27,9 +27,7 @@ async function answersPerRun(app: TestApp, runIds: string[]): Promise<number[]> 
 describe("webhooks delivered twice, out of order, and after a crash", () => {
   let app: TestApp;
   beforeEach(async () => {
-    app = await startTestApp(SHIP_WORKFLOW);
-    app.github.permissions.set("alice", "write");
-    app.github.permissions.set("bob", "write");
+    app = await startShipApp();
   });
   afterEach(async () => {
     await app.close();
