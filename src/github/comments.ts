@@ -1,5 +1,5 @@
 import { createOnce, NO_PLUGIN_RETRY } from "./create-once.js";
-import { callGitHub } from "./errors.js";
+import { callGitHub, GitHubAppError } from "./errors.js";
 import type { GitHub, RepoRef } from "./github.js";
 
 const MARKER = /<!-- clustercode:[a-z]+:[A-Za-z0-9/._-]+ -->/g;
@@ -75,19 +75,25 @@ export async function createComment(
   return Number(data.id);
 }
 
-/** Edits a comment in place. */
+/** Edits a comment in place; false when it is gone (a person deleted it). */
 export async function updateComment(
   gh: GitHub,
   repo: RepoRef,
   commentId: number,
   body: string,
-): Promise<void> {
-  await callGitHub(`edit comment ${commentId}`, () =>
-    gh.request("PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}", {
-      owner: repo.owner,
-      repo: repo.repo,
-      comment_id: commentId,
-      body,
-    }),
-  );
+): Promise<boolean> {
+  try {
+    await callGitHub(`edit comment ${commentId}`, () =>
+      gh.request("PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}", {
+        owner: repo.owner,
+        repo: repo.repo,
+        comment_id: commentId,
+        body,
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof GitHubAppError && error.code === "not_found") return false;
+    throw error;
+  }
 }

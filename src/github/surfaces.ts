@@ -203,13 +203,13 @@ export class Surfaces {
     if (written === memo.statusFingerprint) return;
     const marker = statusMarker(runId);
     const commentId = memo.comments.get(marker);
-    if (commentId === undefined) {
+    // A person may have deleted the status comment: the run gets it back.
+    const edited = commentId !== undefined && (await updateComment(gh, repo, commentId, body));
+    if (!edited) {
       memo.comments.set(
         marker,
         await createMarkedComment(gh, repo, issue, marker, body, memo.botLogin),
       );
-    } else {
-      await updateComment(gh, repo, commentId, body);
     }
     memo.statusFingerprint = written;
   }

@@ -1,10 +1,12 @@
 import type { IssuesLabeledEvent } from "@octokit/webhooks-types";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Installations } from "../../src/github/installations.js";
+import { statusMarker } from "../../src/github/render-status.js";
 import { Surfaces } from "../../src/github/surfaces.js";
 import type { Admission } from "../../src/runtime/admission.js";
 import type { Store } from "../../src/store/store.js";
 import { payloadOf, startTestApp, type TestApp } from "./helpers/harness.js";
+import { commentOn } from "./helpers/payloads.js";
 
 const GATED = `version: 1
 name: ship
@@ -51,7 +53,35 @@ describe("a restart's resync of surfaces", () => {
     expect(after.filter((call) => /\/comments|\/check-runs/.test(call))).toEqual([]);
     expect(app.errors).toEqual([]);
   });
+
+  it("posts the status comment again when a person deleted it", async () => {
+    app = await startTestApp(GATED);
+    app.github.permissions.set("alice", "write");
+    app.github.permissions.set("bob", "write");
+    await app.deliver("issues", labeledOn(9));
+    const { state } = await app.waitForStatus("awaiting_input");
+    const marker = statusMarker(state.runId);
+    const statusComments = () => app!.github.comments.filter((c) => c.body.includes(marker));
+    expect(statusComments()).toHaveLength(1);
+    app.github.comments.splice(app.github.comments.indexOf(statusComments()[0]!), 1);
+
+    await app.deliver("issue_comment", commentOn(9, "/approve", "bob"));
+    await app.waitForStatus("succeeded");
+    await app.host.idle();
+
+    expect(statusComments()).toHaveLength(1);
+    expect(statusComments()[0]!.body).toMatch(/succeeded/i);
+  });
 });
+
+function labeledOn(issue: number) {
+  return payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
+    if (p.label !== undefined) p.label.name = "clustercode";
+    p.issue.number = issue;
+    p.sender.login = "alice";
+    p.sender.type = "User";
+  });
+}
 
 /** Surfaces whose syncs are recorded and held until the test lets them finish. */
 class HeldSurfaces extends Surfaces {
