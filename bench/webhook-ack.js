@@ -14,7 +14,7 @@
 // the main line.
 import { spawn } from "node:child_process";
 import { createHmac, generateKeyPairSync, randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -23,6 +23,8 @@ import { fileURLToPath } from "node:url";
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = "true";
 const SECRET = "bench-secret";
+/** Linux's clock ticks per second, in which /proc reports CPU time. */
+const CLOCK_TICKS = 100;
 
 if (process.argv[2] === "serve") await serve(process.argv[3]);
 else await main();
@@ -140,7 +142,19 @@ async function atRate(url, delivery, rate, seconds) {
   return { p50: at(0.5), p99: at(0.99), failed };
 }
 
-async function closedLoop(url, delivery, concurrency, seconds) {
+/** CPU time (ms, all threads) a process has used so far, from Linux's /proc; NaN elsewhere. */
+function cpuMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Deliveries per second from `concurrency` senders, and the server's CPU ms per delivery. */
+async function closedLoop(url, delivery, concurrency, seconds, pid) {
+  const cpuBefore = cpuMs(pid);
   let done = 0;
   const end = performance.now() + seconds * 1000;
   await Promise.all(
@@ -151,7 +165,7 @@ async function closedLoop(url, delivery, concurrency, seconds) {
       }
     }),
   );
-  return done / seconds;
+  return { throughput: done / seconds, cpuPerDelivery: (cpuMs(pid) - cpuBefore) / done };
 }
 
 async function main() {
@@ -177,7 +191,7 @@ async function main() {
         for (let i = 0; i < 50; i++) await send(url, delivery); // warm up
         const latency = await atRate(url, delivery, rate, seconds);
         // Before the other rates: a rate past the server's capacity leaves a backlog behind.
-        const throughput = await closedLoop(url, delivery, concurrency, Math.min(seconds, 5));
+        const loop = await closedLoop(url, delivery, concurrency, Math.min(seconds, 5), child.pid);
         const more = {};
         for (const other of moreRates) {
           const { p50, p99, failed } = await atRate(url, delivery, other, seconds);
@@ -187,7 +201,7 @@ async function main() {
             [`failed@${other}`]: failed,
           });
         }
-        results.get(`${kind} ${what}`).push({ ...latency, ...more, throughput });
+        results.get(`${kind} ${what}`).push({ ...latency, ...more, ...loop });
       } finally {
         child.kill("SIGTERM");
       }
@@ -203,7 +217,7 @@ async function main() {
   for (const name of results.keys()) {
     console.log(
       `${name.padEnd(16)}  ack p50 ${median(name, "p50").toFixed(1)} ms  p99 ${median(name, "p99").toFixed(1)} ms at ${rate}/s  ` +
-        `throughput ${median(name, "throughput").toFixed(0)}/s (${concurrency} concurrent; medians of ${rounds})`,
+        `throughput ${median(name, "throughput").toFixed(0)}/s, server CPU ${median(name, "cpuPerDelivery").toFixed(2)} ms each (${concurrency} concurrent; medians of ${rounds})`,
     );
   }
   for (const other of moreRates) {
@@ -219,4 +233,8 @@ async function main() {
   console.log(`app ignored / bare:     ${percent("app ignored", "bare recorded")}`);
   console.log(`durable / bare:         ${percent("durable recorded", "bare recorded")}`);
   console.log(`app recorded / durable: ${percent("app recorded", "durable recorded")}`);
+  // The sender shares the machine: throughput ratios understate a server's own gain.
+  const cpuRatio =
+    median("durable recorded", "cpuPerDelivery") / median("app recorded", "cpuPerDelivery");
+  console.log(`durable / app server CPU per recorded delivery: ${(cpuRatio * 100).toFixed(0)} %`);
 }
