@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -5,7 +6,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { isAlive } from "../../src/devbox/local/process-info.js";
 import { runs } from "../fuzz/fuzz-size.js";
 import { startTestApp, type TestApp } from "../github/helpers/harness.js";
-import { approvals, deliverAll, labels, runsOf, waitForRuns } from "./app-runs.js";
+import type { RunDocument } from "../../src/runtime/runtime.js";
+import { commentOn } from "../github/helpers/payloads.js";
+import { deliverAll, labels, runsOf, waitForRuns } from "./app-runs.js";
 import { checkInvariants, surfaceProblems } from "./invariants.js";
 
 /**
@@ -91,16 +94,29 @@ describe("the DevBox process killed mid-command", () => {
         { timeoutMs: runs(30_000, 300_000) },
       );
       const ids = parked.map((run) => run.runId);
-      // Answer whichever runs went on to their approval.
-      if (parked.some((run) => run.status === "awaiting_input")) {
-        expect(await deliverAll(started, approvals(count))).toEqual([]);
+      // A run whose command was lost once it had started asks a person to `/retry` (its
+      // command may have done something); then, like the others, it waits at its gate.
+      const ENDED = ["failed", "succeeded", "cancelled", "escalated"];
+      for (let round = 0; round < 3; round++) {
+        const answers = (await runsOf(started)).flatMap((run) => {
+          const kind = (run.snapshot as RunDocument).state.awaiting?.kind;
+          if (run.status !== "awaiting_input" || run.issue === undefined) return [];
+          const command = kind === "lost" ? "/retry" : "/approve";
+          return [
+            {
+              id: randomUUID(),
+              event: "issue_comment",
+              payload: commentOn(run.issue, command, "bob"),
+            },
+          ];
+        });
+        if (answers.length === 0) break;
+        expect(await deliverAll(started, answers)).toEqual([]);
+        await waitForRuns(started, count, ["awaiting_input", ...ENDED], {
+          timeoutMs: runs(30_000, 300_000),
+        });
       }
-      const ended = await waitForRuns(started, count, [
-        "failed",
-        "succeeded",
-        "cancelled",
-        "escalated",
-      ]);
+      const ended = await waitForRuns(started, count, ENDED);
       expect(ended.map((run) => run.runId).sort()).toEqual([...ids].sort());
       for (const pid of pids) expect(await isAlive(pid)).toBe(false);
       for (const runId of ids) {

@@ -3,11 +3,11 @@ import { describe, expect, it } from "vitest";
 import { parseCommand } from "../../src/github/commands.js";
 import { parseDuration, DURATION_PATTERN } from "../../src/workflow/duration.js";
 import { parseWorkflow } from "../../src/workflow/parse.js";
-import { runs } from "./fuzz-size.js";
+import { runs, SOAK_TIMEOUT } from "./fuzz-size.js";
 
 const WORDS = ["approve", "reject", "cancel", "retry", "resolve", "clustercode"];
 
-describe("the comment-command parser under fuzzing", () => {
+describe("the comment-command parser under fuzzing", { timeout: SOAK_TIMEOUT }, () => {
   it("never throws, and answers with a known command kind or nothing", () => {
     fc.assert(
       fc.property(fc.string({ unit: "binary", maxLength: 300 }), (body) => {
@@ -54,7 +54,7 @@ describe("the comment-command parser under fuzzing", () => {
   });
 });
 
-describe("the duration and cron parsers under fuzzing", () => {
+describe("the duration and cron parsers under fuzzing", { timeout: SOAK_TIMEOUT }, () => {
   it("reads every duration the pattern accepts as a sum of its parts", () => {
     const part = fc.tuple(fc.nat({ max: 10_000 }), fc.constantFrom("s", "m", "h", "d"));
     const ms = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };

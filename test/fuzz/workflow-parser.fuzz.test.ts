@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parseWorkflow } from "../../src/workflow/parse.js";
-import { runs } from "./fuzz-size.js";
+import { runs, SOAK_TIMEOUT } from "./fuzz-size.js";
 
 const LIFECYCLE = readFileSync(
   new URL("../../workflows-schema/examples/lifecycle.yml", import.meta.url),
@@ -51,7 +51,7 @@ const piece = fc.constantFrom(
   "\u202e\u2066",
 );
 
-describe("the workflow parser and validator under fuzzing", () => {
+describe("the workflow parser and validator under fuzzing", { timeout: SOAK_TIMEOUT }, () => {
   it("gives findings with lines, never a crash, for any text", () => {
     fc.assert(
       fc.property(fc.string({ unit: "binary", maxLength: 400 }), (text) => expectFindings(text)),
