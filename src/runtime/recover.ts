@@ -44,7 +44,7 @@ export async function recoverRun(
     await runtime.deliver(runId, { type: "devbox.lost", devboxId, reason, at: deps.now() });
     delivered = true;
   }
-  // Read again only when an event moved it: a restart with many parked runs reads each once.
+  // Read again only when an event moved it: recovering a parked run reads it once.
   const current = delivered ? await runtime.load(runId) : loaded;
   if (current !== undefined) await effects.resumeQuestions(runId, current.document, runtime);
   return current?.document.state;

@@ -49,9 +49,9 @@ export async function startEmbeddedDynamo(options: { dir?: string } = {}): Promi
 }
 
 /**
- * The young generation of dynalite's thread, in MB. V8's default lets it grow to 48 MB of
- * semi-spaces that a request's short-lived garbage never needs: capped, the thread holds about
- * 10 MB less with 1,000 parked runs (bench/parked-runs.js), at no measurable cost in engine
+ * The young generation of dynalite's thread, in MB. Left to V8, its semi-spaces grew to 16 MB
+ * that a request's short-lived garbage never needs: capped, the thread's heap is about 9 MB
+ * smaller with 1,000 parked runs (bench/parked-runs.js), at no measurable cost in engine
  * throughput (bench/engine-throughput.js).
  */
 const DYNALITE_YOUNG_GENERATION_MB = 4;
