@@ -68,8 +68,8 @@ describe("Dockerfiles", () => {
   it("the app image runs the app as `npm start` does, with the same Node flags", () => {
     const cmd = find(finalStage("Dockerfile"), "CMD");
     expect(cmd).toHaveLength(1);
-    const start = (JSON.parse(read("package.json")) as { scripts: { start: string } }).scripts.start;
-    expect(JSON.parse(argsOf(cmd[0]).join(" ")) as string[]).toEqual(start.split(" "));
+    const pkg = JSON.parse(read("package.json")) as { scripts: { start: string } };
+    expect(JSON.parse(argsOf(cmd[0]).join(" ")) as string[]).toEqual(pkg.scripts.start.split(" "));
   });
 
   it("the DevBox image has git, bash, the agent CLIs, and the agent as entrypoint", () => {
