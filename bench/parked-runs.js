@@ -1,20 +1,23 @@
 #!/usr/bin/env node
 /* global process, console, performance, URL */
-// The app with many runs parked at approvals: its RSS once it has picked them up after a
-// restart, how soon its health check answers after that restart, and how many GitHub writes
-// the restart makes (none when what it last wrote is current). The runs are written to the embedded store directly (each parked at its
-// approval, as the engine leaves it); the app (`node dist/github/main.js`, a child process)
-// talks to a loopback GitHub (bench/loopback-github.js). A first start writes every run's
-// surfaces (unpaced); the measured second start finds them current.
+// The app with many runs parked at approvals: its memory once it has picked them up after a
+// restart (RSS of the whole process, dynalite's thread included, its peak, and the main
+// thread's heap), how soon its health check answers after that restart, and how many GitHub
+// writes the restart makes (none when what it last wrote is current). The runs are written to
+// the embedded store directly (each parked at its approval, as the engine leaves it); the app
+// (as `npm start` runs it, a child process) talks to a loopback GitHub
+// (bench/loopback-github.js). A first start writes every run's surfaces (unpaced); the
+// measured second start finds them current. With 0 runs it measures the app's floor.
 //
 //   node bench/parked-runs.js [runs]        default 1000; needs `npm run build`
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   appEnv,
   GATE_WORKFLOW,
+  peakRssMiB,
   rssMiB,
   sleep,
   startApp,
@@ -75,6 +78,25 @@ async function settle(github, quietMs = 3000) {
   return performance.now() - github.quietFor();
 }
 
+/** The app's main-thread process.memoryUsage(), through bench/memory-probe.js. */
+async function memoryUsageOf(child, file) {
+  child.kill("SIGUSR2");
+  for (let waited = 0; waited < 5000; waited += 50) {
+    const text = (() => {
+      try {
+        return readFileSync(file, "utf8");
+      } catch {
+        return "";
+      }
+    })();
+    if (text !== "") return JSON.parse(text);
+    await sleep(50);
+  }
+  throw new Error("the app did not report its memory");
+}
+
+const mib = (bytes) => (bytes / 1024 / 1024).toFixed(1);
+
 const dir = mkdtempSync(join(tmpdir(), "cc-parked-"));
 const github = await startLoopbackGitHub({ workflow: GATE_WORKFLOW });
 try {
@@ -95,9 +117,15 @@ try {
   // The restart measured: GitHub's pace, surfaces already current.
   const writesBefore = github.counts.writes;
   github.touch();
-  const second = await startApp(env);
+  const probeFile = join(dir, "memory.json");
+  const second = await startApp({ ...env, MEMORY_PROBE_FILE: probeFile }, [
+    "--import",
+    `${root}bench/memory-probe.js`,
+  ]);
   const recoveredMs = (await waitForIdle(second.child.pid)) - second.started;
   const rss = rssMiB(second.child.pid);
+  const peak = peakRssMiB(second.child.pid);
+  const memory = await memoryUsageOf(second.child, probeFile);
   const writes = github.counts.writes - writesBefore;
   await stopApp(second.child);
 
@@ -109,7 +137,12 @@ try {
   console.log(
     `restart: runs picked up (app idle) after ${(recoveredMs / 1000).toFixed(1)} s, ${writes} GitHub writes`,
   );
-  console.log(`restart: RSS ${rss.toFixed(0)} MiB with the runs picked up`);
+  console.log(
+    `restart: RSS ${rss.toFixed(0)} MiB with the runs picked up (peak ${peak.toFixed(0)} MiB)`,
+  );
+  console.log(
+    `restart: main thread heapUsed ${mib(memory.heapUsed)} MiB of ${mib(memory.heapTotal)}, external ${mib(memory.external)} MiB, arrayBuffers ${mib(memory.arrayBuffers)} MiB`,
+  );
 } finally {
   await github.close();
   rmSync(dir, { recursive: true, force: true });

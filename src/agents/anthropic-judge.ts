@@ -1,4 +1,4 @@
-import Anthropic from "@anthropic-ai/sdk";
+import type Anthropic from "@anthropic-ai/sdk";
 import { providerError } from "./judge-error.js";
 import type { JudgePrompt } from "./judge-prompt.js";
 import type { JudgeProvider, ProviderReply } from "./provider-judge.js";
@@ -24,18 +24,19 @@ export interface AnthropicJudgeOptions {
  */
 export class AnthropicProvider implements JudgeProvider {
   readonly name = "anthropic";
-  readonly #client: Anthropic;
+  #client: Anthropic | undefined;
 
-  constructor(options: AnthropicJudgeOptions) {
-    this.#client = new Anthropic({
-      apiKey: options.apiKey,
-      maxRetries: options.maxRetries ?? 2,
-      timeout: options.timeoutMs ?? 120_000,
-      ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
-    });
-  }
+  constructor(private readonly options: AnthropicJudgeOptions) {}
 
   async ask(prompt: JudgePrompt, labels: readonly string[], model: string): Promise<ProviderReply> {
+    // Loaded at the first question: an app without this judge never loads the SDK.
+    const { default: Sdk } = await import("@anthropic-ai/sdk");
+    this.#client ??= new Sdk({
+      apiKey: this.options.apiKey,
+      maxRetries: this.options.maxRetries ?? 2,
+      timeout: this.options.timeoutMs ?? 120_000,
+      ...(this.options.baseURL === undefined ? {} : { baseURL: this.options.baseURL }),
+    });
     let message: Anthropic.Message;
     try {
       message = await this.#client.messages.create({
@@ -53,7 +54,7 @@ export class AnthropicProvider implements JudgeProvider {
         tool_choice: { type: "tool", name: VERDICT_TOOL_NAME },
       });
     } catch (error) {
-      if (!(error instanceof Anthropic.APIError)) throw error;
+      if (!(error instanceof Sdk.APIError)) throw error;
       throw providerError("anthropic", error);
     }
     const call = message.content.find(

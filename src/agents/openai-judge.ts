@@ -1,4 +1,4 @@
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import { providerError } from "./judge-error.js";
 import type { JudgePrompt } from "./judge-prompt.js";
 import type { JudgeProvider, ProviderReply } from "./provider-judge.js";
@@ -25,18 +25,19 @@ export interface OpenAIJudgeOptions {
  */
 export class OpenAIProvider implements JudgeProvider {
   readonly name = "openai";
-  readonly #client: OpenAI;
+  #client: OpenAI | undefined;
 
-  constructor(options: OpenAIJudgeOptions) {
-    this.#client = new OpenAI({
-      apiKey: options.apiKey,
-      maxRetries: options.maxRetries ?? 2,
-      timeout: options.timeoutMs ?? 120_000,
-      ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
-    });
-  }
+  constructor(private readonly options: OpenAIJudgeOptions) {}
 
   async ask(prompt: JudgePrompt, labels: readonly string[], model: string): Promise<ProviderReply> {
+    // Loaded at the first question: an app without this judge never loads the SDK.
+    const { default: Sdk } = await import("openai");
+    this.#client ??= new Sdk({
+      apiKey: this.options.apiKey,
+      maxRetries: this.options.maxRetries ?? 2,
+      timeout: this.options.timeoutMs ?? 120_000,
+      ...(this.options.baseURL === undefined ? {} : { baseURL: this.options.baseURL }),
+    });
     let completion: OpenAI.ChatCompletion;
     try {
       completion = await this.#client.chat.completions.create({
@@ -60,7 +61,7 @@ export class OpenAIProvider implements JudgeProvider {
         tool_choice: { type: "function", function: { name: VERDICT_TOOL_NAME } },
       });
     } catch (error) {
-      if (!(error instanceof OpenAI.APIError)) throw error;
+      if (!(error instanceof Sdk.APIError)) throw error;
       throw providerError("openai", error);
     }
     const choice = completion.choices[0];

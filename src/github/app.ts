@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ApplicationFunction } from "probot";
 import type { AppHost } from "./app-host.js";
+import { InstallationClients } from "./installation-clients.js";
 import { recordedPayload, wantsDelivery } from "./router.js";
 import { guardWebhooks, type WebhookGuardOptions } from "./webhook-guard.js";
 
@@ -24,7 +25,9 @@ export function clusterCodeApp(
   webhooks?: Omit<WebhookGuardOptions, "next">,
 ): ApplicationFunction {
   return async (app, { addHandler }) => {
-    host.useAuth({ installation: (id) => app.auth(id), app: () => app.auth() });
+    host.useAuth(
+      new InstallationClients({ installation: (id) => app.auth(id), app: () => app.auth() }),
+    );
     addHandler(healthz);
     if (host.runPages !== undefined) addHandler(host.runPages);
     if (webhooks !== undefined) {

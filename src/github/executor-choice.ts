@@ -1,4 +1,3 @@
-import { ecsExecutorFromEnv } from "../devbox/ecs/config.js";
 import type { EcsStatus } from "../devbox/ecs/status.js";
 import { taskPrivateAddress } from "../devbox/ecs/task-address.js";
 import type { DevBoxEvent } from "../devbox/hub/events.js";
@@ -36,6 +35,8 @@ export async function chooseExecutor(
       tokenFromHub: false,
     };
   }
+  // Loaded only for ECS: the ECS SDK client is not needed by an app running local DevBoxes.
+  const { ecsExecutorFromEnv } = await import("../devbox/ecs/config.js");
   const executor = ecsExecutorFromEnv(env, {
     // Placement waits are shown on the run's status comment until the task starts.
     onStatus: (status) => onNotice(status.devboxId, describeEcsStatus(status)),

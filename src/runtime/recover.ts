@@ -38,11 +38,14 @@ export async function recoverRun(
   const { runtime, effects } = deps;
   const loaded = await runtime.reconcile(runId);
   if (loaded === undefined) return undefined;
+  let delivered = false;
   for (const devboxId of heldDevBoxes(loaded.document.state)) {
     if (effects.isLive(runId, devboxId)) continue;
     await runtime.deliver(runId, { type: "devbox.lost", devboxId, reason, at: deps.now() });
+    delivered = true;
   }
-  const current = await runtime.load(runId);
+  // Read again only when an event moved it: recovering a parked run reads it once.
+  const current = delivered ? await runtime.load(runId) : loaded;
   if (current !== undefined) await effects.resumeQuestions(runId, current.document, runtime);
   return current?.document.state;
 }

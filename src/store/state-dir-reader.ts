@@ -1,4 +1,4 @@
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { dynamoClient } from "./dynamo-client.js";
 import { DynamoStore } from "./dynamo-store.js";
 import { openStore, type OpenedStore } from "./embedded.js";
 import { StateDirHolder, type HolderInfo } from "./state-dir-holder.js";
@@ -42,7 +42,7 @@ export async function openStateDirReader(options: {
 }
 
 function readThrough(holder: HolderInfo, env: NodeJS.ProcessEnv): StateDirReader {
-  const client = new DynamoDBClient({
+  const client = dynamoClient({
     endpoint: holder.endpoint,
     region: env.AWS_REGION || "us-east-1",
     credentials: { accessKeyId: "embedded", secretAccessKey: "embedded" },

@@ -29,6 +29,7 @@ describe("npm run bench", () => {
       "| admission check with 20 unfinished runs of one workflow",
       "| largest stored item of the worst-case run (65,536-char CJK brief, 300 iterations)",
       "| GitHub REST calls per ten-node run without rework",
+      "| app RSS with no runs, after a restart (its floor)",
       "| app RSS with 20 runs parked at approvals, after a restart",
       "| health check after a restart with 20 parked runs",
       "| GitHub writes of that restart (surfaces already current)",

@@ -74,3 +74,13 @@ describe("clustercode run with no OTEL variable", () => {
     expect(specifiers.filter((specifier) => specifier.includes("@opentelemetry"))).toEqual([]);
   });
 });
+
+describe("clustercode run with no judge key", () => {
+  it("loads no judge's SDK and not the ECS client, which it does not use", async () => {
+    const { repo, state } = makeRepo({ "workflow.yml": FIRST_WORKFLOW });
+    const specifiers = await importsOf(["run", "workflow.yml", "--state-dir", state], repo, 3);
+    expect(specifiers).toContain("@aws-sdk/client-dynamodb");
+    const unused = /^(openai|@anthropic-ai\/sdk|@aws-sdk\/client-ecs)([\\/]|$)/;
+    expect(specifiers.filter((specifier) => unused.test(specifier))).toEqual([]);
+  });
+});

@@ -65,6 +65,13 @@ describe("Dockerfiles", () => {
     expect(copies.some((copy) => copy.startsWith("src") || copy.startsWith("."))).toBe(false);
   });
 
+  it("the app image runs the app as `npm start` does, with the same Node flags", () => {
+    const cmd = find(finalStage("Dockerfile"), "CMD");
+    expect(cmd).toHaveLength(1);
+    const pkg = JSON.parse(read("package.json")) as { scripts: { start: string } };
+    expect(JSON.parse(argsOf(cmd[0]).join(" ")) as string[]).toEqual(pkg.scripts.start.split(" "));
+  });
+
   it("the DevBox image has git, bash, the agent CLIs, and the agent as entrypoint", () => {
     const stage = finalStage("images/devbox/Dockerfile");
     const runs = find(stage, "RUN").map((run) => argsOf(run).join(" "));
