@@ -40,7 +40,13 @@ export interface AppServiceProps {
   image: string;
   devboxImage: string;
   certificateArn: string;
+  /** Replicas at deploy, and the fewest auto scaling keeps. */
   replicas: number;
+  /** Replicas at most: above `replicas`, the service scales out on CPU and memory. */
+  maxReplicas: number;
+  /** Average CPU and memory utilisation (%) that scaling out tracks. */
+  cpuTargetPercent: number;
+  memoryTargetPercent: number;
 }
 
 /**
@@ -116,6 +122,8 @@ export class AppService extends Construct {
       cloudMapOptions: { name: "app", dnsRecordType: DnsRecordType.A },
     });
 
+    scaleOut(this.service, props);
+
     this.loadBalancer = new ApplicationLoadBalancer(this, "LoadBalancer", {
       vpc: props.vpc,
       internetFacing: true,
@@ -139,6 +147,32 @@ export class AppService extends Construct {
       deregistrationDelay: Duration.seconds(30),
     });
   }
+}
+
+/**
+ * Above `replicas`, target tracking on average CPU and memory adds replicas up to `maxReplicas`,
+ * at most one step every 10 minutes. Off by default (`maxReplicas` = `replicas`), because a
+ * replica keeps the DevBoxes it started in memory: a replica that starts recovers every active
+ * run and reports the DevBoxes it does not hold as lost (so each scale-out interrupts running
+ * DevBox commands, which idempotent nodes re-run from their checkpoint), and a replica removed
+ * leaves its runs' DevBoxes unreachable until their node's timeout. So it never scales in: set
+ * the desired count down by hand at a quiet moment (a deploy replaces every replica anyway).
+ */
+function scaleOut(service: FargateService, props: AppServiceProps): void {
+  if (props.maxReplicas <= props.replicas) return;
+  const scaling = service.autoScaleTaskCount({
+    minCapacity: props.replicas,
+    maxCapacity: props.maxReplicas,
+  });
+  const common = { disableScaleIn: true, scaleOutCooldown: Duration.minutes(10) };
+  scaling.scaleOnCpuUtilization("Cpu", {
+    ...common,
+    targetUtilizationPercent: props.cpuTargetPercent,
+  });
+  scaling.scaleOnMemoryUtilization("Memory", {
+    ...common,
+    targetUtilizationPercent: props.memoryTargetPercent,
+  });
 }
 
 /**

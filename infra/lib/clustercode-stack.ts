@@ -10,13 +10,15 @@ import type { Construct } from "constructs";
 import { AppService } from "./app-service.js";
 import { DevBoxCapacity } from "./devbox-capacity.js";
 import { readSettings } from "./settings.js";
+import { StoreAlarms } from "./store-alarms.js";
 import { createStoreTable } from "./store-table.js";
 import { viewAs } from "./view-as.js";
 
 /**
- * ClusterCode Workflows on AWS: the store's DynamoDB table, the DevBox cluster on EC2 capacity,
- * and the app's replicas behind an HTTPS load balancer. Settings come from context (see
- * `readSettings`); what is missing becomes a template parameter.
+ * ClusterCode Workflows on AWS: the store's DynamoDB table and its throttling alarms, the DevBox
+ * cluster on EC2 capacity, and the app's replicas behind an HTTPS load balancer. Settings come
+ * from context (see `readSettings`, sized as docs/aws.md works out); a missing certificate or
+ * image becomes a template parameter.
  */
 export class ClusterCodeStack extends Stack {
   /** The store's table. */
@@ -36,12 +38,18 @@ export class ClusterCodeStack extends Stack {
     });
     const settings = readSettings(this);
     const vpc = viewAs<IVpc>(new Vpc(this, "Vpc", { maxAzs: 2, natGateways: 1 }));
-    const table = createStoreTable(this);
+    const table = createStoreTable(this, {
+      billing: settings.tableBilling,
+      pointInTimeRecovery: settings.pointInTimeRecovery,
+    });
     this.table = table;
+    new StoreAlarms(this, "StoreAlarms", { table, topicArn: settings.alarmTopicArn });
     const devboxes = (this.devboxes = new DevBoxCapacity(this, "DevBoxes", {
       vpc,
       instanceType: settings.devboxInstanceType,
+      minInstances: settings.devboxMinInstances,
       maxInstances: settings.devboxMaxInstances,
+      targetCapacityPercent: settings.devboxTargetCapacityPercent,
     }));
     this.app = new AppService(this, "App", {
       vpc,
@@ -51,6 +59,9 @@ export class ClusterCodeStack extends Stack {
       devboxImage: settings.devboxImage,
       certificateArn: settings.certificateArn,
       replicas: settings.replicas,
+      maxReplicas: settings.maxReplicas,
+      cpuTargetPercent: settings.appCpuTargetPercent,
+      memoryTargetPercent: settings.appMemoryTargetPercent,
     });
   }
 }

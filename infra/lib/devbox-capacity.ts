@@ -15,9 +15,22 @@ import { Construct } from "constructs";
 /** Prefix of every secret a DevBox may be given: `clustercode/<owner>/<repo>/<NAME>`. */
 export const DEVBOX_SECRET_PREFIX = "clustercode/";
 
+/** How many DevBox instances there may be, and how full managed scaling keeps them. */
+export interface DevBoxCapacityProps {
+  vpc: IVpc;
+  instanceType: string;
+  /** Fewest instances (0: none while no DevBox runs). */
+  minInstances: number;
+  maxInstances: number;
+  /** The share of the instances' capacity managed scaling keeps reserved by tasks (1-100). */
+  targetCapacityPercent: number;
+}
+
 /**
  * Where DevBoxes run: an ECS cluster whose capacity is an EC2 Auto Scaling group behind a
- * capacity provider with managed scaling (from zero), the DevBox roles and their log group.
+ * capacity provider with managed scaling (from `minInstances`, zero by default) and managed
+ * termination protection (an instance running DevBoxes is not scaled in), the DevBox roles and
+ * their log group.
  * The task role has no permissions at all: a DevBox's only credentials are its bearer token
  * for the internal API and the repository token it fetches there.
  */
@@ -29,11 +42,7 @@ export class DevBoxCapacity extends Construct {
   readonly executionRole: Role;
   readonly logGroup: LogGroup;
 
-  constructor(
-    scope: Construct,
-    id: string,
-    props: { vpc: IVpc; instanceType: string; maxInstances: number },
-  ) {
+  constructor(scope: Construct, id: string, props: DevBoxCapacityProps) {
     super(scope, id);
     const stack = Stack.of(this);
     this.cluster = new Cluster(this, "Cluster", { vpc: props.vpc });
@@ -62,13 +71,13 @@ export class DevBoxCapacity extends Construct {
     const group = new AutoScalingGroup(this, "Instances", {
       vpc: props.vpc,
       launchTemplate,
-      minCapacity: 0,
+      minCapacity: props.minInstances,
       maxCapacity: props.maxInstances,
     });
     this.capacityProvider = new AsgCapacityProvider(this, "CapacityProvider", {
       autoScalingGroup: group,
       enableManagedScaling: true,
-      targetCapacityPercent: 100,
+      targetCapacityPercent: props.targetCapacityPercent,
       enableManagedTerminationProtection: true,
     });
     this.cluster.addAsgCapacityProvider(this.capacityProvider);

@@ -1,10 +1,30 @@
 import * as items from "./dynamo-items.js";
-import { keyOf, num, readS, type Item } from "./dynamo-items.js";
-import type { TableRequests } from "./dynamo-requests.js";
+import {
+  DELIVERY_MEMORY_MS,
+  EXPIRY_ATTRIBUTE,
+  expiredAt,
+  expiryOf,
+  expirySeconds,
+  hasExpired,
+  keyOf,
+  num,
+  readS,
+  type Item,
+} from "./dynamo-items.js";
+import type { Condition, TableRequests } from "./dynamo-requests.js";
 import type { DeliveryRecord, DeliveryTakeover } from "./store.js";
 
-/** The condition of a delivery's first record: its id was never recorded. */
-export const RECORD_ONCE = { expression: "attribute_not_exists(pk)" };
+/**
+ * The condition of a delivery's first record at `now`: its id was never recorded, or its
+ * record expired (processed more than {@link DELIVERY_MEMORY_MS} ago), deleted by TTL or not.
+ */
+export function recordOnce(now: number): Condition {
+  return {
+    expression: "attribute_not_exists(pk) OR #expiry <= :now",
+    names: { "#expiry": EXPIRY_ATTRIBUTE },
+    values: { ":now": expiredAt(now) },
+  };
+}
 
 /**
  * Deliveries recorded in groups, and claimed one by one when handled. A group of one is one
@@ -16,25 +36,32 @@ export const RECORD_ONCE = { expression: "attribute_not_exists(pk)" };
  * pass the read and both be written (the last write wins, the same delivery either way); the
  * conditional claim, an item beside the delivery that its rewrite leaves alone, lets only one
  * of them be handled.
+ *
+ * A processed delivery is remembered for {@link DELIVERY_MEMORY_MS}, its claim as long from
+ * when it was claimed (before it was processed, so the claim expires first); then both expire,
+ * and are read as absent whether or not TTL has deleted them: what a delivery's record does
+ * never depends on when DynamoDB gets round to deleting it.
  */
 export class DynamoDeliveries {
   constructor(private readonly requests: TableRequests) {}
 
-  /** One flag per delivery, in order: true when it was recorded now. */
+  /** One flag per delivery, in order: true when it was recorded now (at its `receivedAt`). */
   async record(deliveries: DeliveryRecord[]): Promise<boolean[]> {
     const [alone] = deliveries;
     if (deliveries.length === 1 && alone !== undefined) {
-      return [await this.requests.put(items.encodeDelivery(alone), RECORD_ONCE)];
+      return [await this.requests.put(items.encodeDelivery(alone), recordOnce(alone.receivedAt))];
     }
     const ids = [...new Set(deliveries.map((delivery) => delivery.deliveryId))];
-    const known = new Set(
-      (await this.requests.batchGet(ids.map(keyOf.delivery))).map((item) =>
+    const known = new Map<string, number | undefined>(
+      (await this.requests.batchGet(ids.map(keyOf.delivery))).map((item) => [
         readS(item, "deliveryId"),
-      ),
+        expiryOf(item),
+      ]),
     );
     const fresh = deliveries.map((delivery) => {
-      if (known.has(delivery.deliveryId)) return false;
-      known.add(delivery.deliveryId);
+      const { deliveryId, receivedAt } = delivery;
+      if (known.has(deliveryId) && !hasExpired(known.get(deliveryId), receivedAt)) return false;
+      known.set(deliveryId, undefined);
       return true;
     });
     const written = deliveries.filter((_, i) => fresh[i]);
@@ -42,7 +69,10 @@ export class DynamoDeliveries {
     return fresh;
   }
 
-  /** A conditional put of the claim: free, already this holder's, or one `takeover` allows. */
+  /**
+   * A conditional put of the claim: free (never claimed, or its claim expired), already this
+   * holder's, or one `takeover` allows.
+   */
   async claim(
     deliveryId: string,
     holder: string,
@@ -54,9 +84,10 @@ export class DynamoDeliveries {
       kind: { S: "delivery-claim" },
       holder: { S: holder },
       claimedAt: num(at),
+      [EXPIRY_ATTRIBUTE]: num(expirySeconds(at + DELIVERY_MEMORY_MS)),
     };
-    const allowed = ["attribute_not_exists(pk)", "#holder = :holder"];
-    const values: Item = { ":holder": { S: holder } };
+    const allowed = ["attribute_not_exists(pk)", "#expiry <= :now", "#holder = :holder"];
+    const values: Item = { ":holder": { S: holder }, ":now": expiredAt(at) };
     if (takeover.from !== undefined) {
       allowed.push("#holder = :from");
       values[":from"] = { S: takeover.from };
@@ -69,6 +100,7 @@ export class DynamoDeliveries {
       expression: allowed.join(" OR "),
       names: {
         "#holder": "holder",
+        "#expiry": EXPIRY_ATTRIBUTE,
         ...(takeover.before === undefined ? {} : { "#claimedAt": "claimedAt" }),
       },
       values,

@@ -11,7 +11,7 @@ import type {
   StoredSchedule,
   TimerRecord,
 } from "./store.js";
-import { json, reader, toItem, toJson, type Item } from "./dynamo-attributes.js";
+import { json, num, reader, toItem, toJson, type Item } from "./dynamo-attributes.js";
 import { StoreError } from "./store-error.js";
 
 // The attribute helpers the store and its requests use along with the item layouts.
@@ -38,6 +38,38 @@ export const INDEX_PARTITIONS = {
   /** gsi1: runs of one repository, by creation time. */
   repo: (repo: string): string => `REPO#${repo}`,
 } as const;
+
+/**
+ * The attribute DynamoDB's TTL deletes an item by, in epoch seconds (`ttl`, as the table in
+ * infra/ enables it; a test keeps the two equal). The store writes it only on items needed for a
+ * bounded time: processed deliveries and their claims, and leases. An item past it is read as
+ * gone whether or not it was deleted yet (TTL deletes within days; dynalite never does).
+ */
+export const EXPIRY_ATTRIBUTE = "ttl";
+
+/**
+ * How long a processed delivery's id is remembered, so that its redelivery is refused: GitHub
+ * lets a delivery be redelivered for 3 days; 7 days covers that with room.
+ */
+export const DELIVERY_MEMORY_MS = 7 * 86_400_000;
+
+/** How long an ended lease is kept before TTL may delete it (for operators to see it). */
+export const LEASE_AFTERLIFE_MS = 86_400_000;
+
+/** The expiry attribute's value for `ms`, epoch milliseconds: whole seconds, rounded up. */
+export function expirySeconds(ms: number): number {
+  return Math.ceil(requireNatural(Math.ceil(ms), "expiry") / 1000);
+}
+
+/** Whether an item with expiry `seconds` (undefined: none) has expired at `now` (ms). */
+export function hasExpired(seconds: number | undefined, now: number): boolean {
+  return seconds !== undefined && seconds * 1000 <= now;
+}
+
+/** The condition value that an item with an expiry attribute has expired at `now` (ms). */
+export function expiredAt(now: number): Item[string] {
+  return num(Math.floor(now / 1000));
+}
 
 /** Zero-padded so that string order is number order (15 digits: ms until year 33658). */
 export function padTime(ms: number): string {
@@ -250,7 +282,10 @@ export function deliveryOrder(delivery: DeliveryRecord): string {
   return `${padTime(delivery.receivedAt)}#${delivery.deliveryId}`;
 }
 
-/** A delivery, in the unprocessed index (gsi2) until it is processed. */
+/**
+ * A delivery, in the unprocessed index (gsi2) until it is processed; once processed it expires
+ * {@link DELIVERY_MEMORY_MS} later (an unprocessed one never does: it is work still owed).
+ */
 export function encodeDelivery(delivery: DeliveryRecord): Item {
   const unprocessed = delivery.processedAt === undefined;
   return toItem(keyOf.delivery(delivery.deliveryId), {
@@ -265,7 +300,17 @@ export function encodeDelivery(delivery: DeliveryRecord): Item {
     gsi2pk: unprocessed ? INDEX_PARTITIONS.unprocessedDeliveries : undefined,
     gsi2sk: unprocessed ? deliveryOrder(delivery) : undefined,
     processedAt: delivery.processedAt,
+    [EXPIRY_ATTRIBUTE]:
+      delivery.processedAt === undefined
+        ? undefined
+        : expirySeconds(delivery.processedAt + DELIVERY_MEMORY_MS),
   });
+}
+
+/** An item's expiry (epoch seconds), undefined when it has none. */
+export function expiryOf(item: Item): number | undefined {
+  const read = reader(item);
+  return read.has(EXPIRY_ATTRIBUTE) ? read.number(EXPIRY_ATTRIBUTE) : undefined;
 }
 
 /** Reads a delivery item back. */

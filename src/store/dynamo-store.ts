@@ -1,8 +1,17 @@
-import { DynamoDeliveries, RECORD_ONCE } from "./dynamo-deliveries.js";
+import { DynamoDeliveries, recordOnce } from "./dynamo-deliveries.js";
 import { isConditionFailed } from "./dynamo-error.js";
 import * as items from "./dynamo-items.js";
 import { json, reader, toItem } from "./dynamo-attributes.js";
-import { INDEX_PARTITIONS, keyOf, num, padTime, type Item } from "./dynamo-items.js";
+import {
+  EXPIRY_ATTRIBUTE,
+  expirySeconds,
+  INDEX_PARTITIONS,
+  keyOf,
+  LEASE_AFTERLIFE_MS,
+  num,
+  padTime,
+  type Item,
+} from "./dynamo-items.js";
 import { TableRequests, type TableRequestsOptions } from "./dynamo-requests.js";
 import { GSI } from "./dynamo-table.js";
 import { RunBlobs } from "./run-blobs.js";
@@ -193,7 +202,7 @@ export class DynamoStore implements Store {
   }
 
   async recordDelivery(delivery: DeliveryRecord): Promise<boolean> {
-    return this.#requests.put(items.encodeDelivery(delivery), RECORD_ONCE);
+    return this.#requests.put(items.encodeDelivery(delivery), recordOnce(delivery.receivedAt));
   }
 
   recordDeliveries(deliveries: DeliveryRecord[]): Promise<boolean[]> {
@@ -270,6 +279,9 @@ export class DynamoStore implements Store {
       kind: { S: "lease" },
       holder: { S: holder },
       expiresAt: num(now + ms),
+      // An ended lease is free whether it is there or not, so TTL may delete it: leases named
+      // per firing or per process (schedules, liveness) would otherwise pile up.
+      [EXPIRY_ATTRIBUTE]: num(expirySeconds(now + ms + LEASE_AFTERLIFE_MS)),
     };
     return this.#requests.put(item, {
       expression: "attribute_not_exists(pk) OR #expiresAt <= :now OR #holder = :holder",

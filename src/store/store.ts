@@ -144,17 +144,22 @@ export interface Store {
    */
   claimTimer(timer: TimerRecord): Promise<boolean>;
 
-  /** Records a delivery; false when its id was seen before (a duplicate or redelivery). */
+  /**
+   * Records a delivery; false when its id was seen before (a duplicate or redelivery): while it
+   * is unprocessed, and for 7 days after it was processed (GitHub redelivers for 3), after which
+   * it is forgotten (DynamoDB's TTL deletes it; one not yet deleted is read as gone all the same).
+   */
   recordDelivery(delivery: DeliveryRecord): Promise<boolean>;
   /**
-   * Records deliveries together, one flag each: false when its id was recorded before or
-   * earlier in the group. Not a condition: two copies recorded at the same moment may both get
+   * Records deliveries together, one flag each: false when its id was recorded before (and not
+   * forgotten, as {@link recordDelivery} says) or earlier in the group. Not a condition: two copies recorded at the same moment may both get
    * true, so whoever handles a delivery first wins {@link claimDelivery}.
    */
   recordDeliveries(deliveries: DeliveryRecord[]): Promise<boolean[]>;
   /**
-   * Claims a recorded delivery for handling by `holder` `at`: true when nobody claimed it, when
-   * `holder` did, or when `takeover` allows taking it from its claimer; false otherwise.
+   * Claims a recorded delivery for handling by `holder` `at`: true when nobody claimed it (or its
+   * claim is over 7 days old, and forgotten), when `holder` did, or when `takeover` allows taking
+   * it from its claimer; false otherwise.
    */
   claimDelivery(
     deliveryId: string,

@@ -12,6 +12,8 @@ import { join } from "node:path";
 import type { Construct } from "constructs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterCodeStack } from "../../infra/lib/clustercode-stack.js";
+import { TTL_ATTRIBUTE } from "../../infra/lib/store-table.js";
+import { EXPIRY_ATTRIBUTE } from "../../src/store/dynamo-items.js";
 
 const CERTIFICATE = "arn:aws:acm:eu-west-1:123456789012:certificate/abc";
 type Statement = { Action: string | string[]; Resource: unknown; Condition?: unknown };
@@ -85,7 +87,8 @@ describe("infra: the CDK app", () => {
     },
   );
 
-  it("has the store's table: pk/sk, gsi1 and gsi2, on-demand, point-in-time recovery, TTL", () => {
+  it("has the store's table: pk/sk, gsi1 and gsi2, on-demand, point-in-time recovery, TTL on the store's expiry", () => {
+    expect(TTL_ATTRIBUTE).toBe(EXPIRY_ATTRIBUTE);
     template.hasResourceProperties("AWS::DynamoDB::Table", {
       KeySchema: [
         { AttributeName: "pk", KeyType: "HASH" },
@@ -106,10 +109,30 @@ describe("infra: the CDK app", () => {
     template.hasResource("AWS::DynamoDB::Table", { DeletionPolicy: "Retain" });
   });
 
+  it("alarms on the table's read, write and gsi2 write throttling", () => {
+    template.resourceCountIs("AWS::CloudWatch::Alarm", 3);
+    for (const [metric, index] of [
+      ["ReadThrottleEvents", undefined],
+      ["WriteThrottleEvents", undefined],
+      ["WriteThrottleEvents", "gsi2"],
+    ] as const) {
+      template.hasResourceProperties("AWS::CloudWatch::Alarm", {
+        MetricName: metric,
+        Namespace: "AWS/DynamoDB",
+        Threshold: 0,
+        ComparisonOperator: "GreaterThanThreshold",
+        Dimensions:
+          index === undefined
+            ? [Match.objectLike({ Name: "TableName" })]
+            : Match.arrayWith([{ Name: "GlobalSecondaryIndexName", Value: index }]),
+      });
+    }
+  });
+
   it("runs DevBoxes on an Auto Scaling group capacity provider with managed scaling", () => {
     template.hasResourceProperties("AWS::ECS::CapacityProvider", {
       AutoScalingGroupProvider: {
-        ManagedScaling: { Status: "ENABLED", TargetCapacity: 100 },
+        ManagedScaling: Match.objectLike({ Status: "ENABLED", TargetCapacity: 100 }),
         ManagedTerminationProtection: "ENABLED",
       },
     });
@@ -126,6 +149,8 @@ describe("infra: the CDK app", () => {
 
   it("runs N app replicas behind HTTPS, with the internal API open to DevBoxes only", () => {
     template.hasResourceProperties("AWS::ECS::Service", { DesiredCount: 3, LaunchType: "FARGATE" });
+    // No auto scaling unless maxReplicas asks for it (see the sized stack below).
+    template.resourceCountIs("AWS::ApplicationAutoScaling::ScalableTarget", 0);
     template.hasResourceProperties("AWS::ElasticLoadBalancingV2::Listener", {
       Port: 443,
       Protocol: "HTTPS",
