@@ -1,7 +1,12 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { providerError } from "./judge-error.js";
 import type { JudgePrompt } from "./judge-prompt.js";
-import type { JudgeProvider, ProviderReply } from "./provider-judge.js";
+import {
+  sdkClientOptions,
+  type JudgeProvider,
+  type ProviderClientOptions,
+  type ProviderReply,
+} from "./provider-judge.js";
 import { VERDICT_TOOL_DESCRIPTION, VERDICT_TOOL_NAME, verdictInputSchema } from "./verdict-tool.js";
 
 /** The model an Anthropic judge uses when the request names none. */
@@ -9,14 +14,7 @@ export const DEFAULT_ANTHROPIC_JUDGE_MODEL = "claude-sonnet-4-5";
 const MAX_TOKENS = 2048;
 
 /** Settings of an Anthropic judge. Keys come from the app's environment, never the workflow. */
-export interface AnthropicJudgeOptions {
-  apiKey: string;
-  /** A gateway or proxy (`ANTHROPIC_BASE_URL`); the SDK's default otherwise. */
-  baseURL?: string;
-  /** Retries the SDK makes on 408/409/429/5xx and connection errors (default 2). */
-  maxRetries?: number;
-  timeoutMs?: number;
-}
+export type AnthropicJudgeOptions = ProviderClientOptions;
 
 /**
  * The Messages API (`POST /v1/messages`) with one tool and `tool_choice: {type: "tool"}`, so
@@ -31,12 +29,7 @@ export class AnthropicProvider implements JudgeProvider {
   async ask(prompt: JudgePrompt, labels: readonly string[], model: string): Promise<ProviderReply> {
     // Loaded at the first question: an app without this judge never loads the SDK.
     const { default: Sdk } = await import("@anthropic-ai/sdk");
-    this.#client ??= new Sdk({
-      apiKey: this.options.apiKey,
-      maxRetries: this.options.maxRetries ?? 2,
-      timeout: this.options.timeoutMs ?? 120_000,
-      ...(this.options.baseURL === undefined ? {} : { baseURL: this.options.baseURL }),
-    });
+    this.#client ??= new Sdk(sdkClientOptions(this.options));
     let message: Anthropic.Message;
     try {
       message = await this.#client.messages.create({

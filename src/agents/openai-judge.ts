@@ -1,7 +1,12 @@
 import type OpenAI from "openai";
 import { providerError } from "./judge-error.js";
 import type { JudgePrompt } from "./judge-prompt.js";
-import type { JudgeProvider, ProviderReply } from "./provider-judge.js";
+import {
+  sdkClientOptions,
+  type JudgeProvider,
+  type ProviderClientOptions,
+  type ProviderReply,
+} from "./provider-judge.js";
 import { VERDICT_TOOL_DESCRIPTION, VERDICT_TOOL_NAME, verdictInputSchema } from "./verdict-tool.js";
 
 /** The model an OpenAI judge uses when the request names none. */
@@ -9,14 +14,7 @@ export const DEFAULT_OPENAI_JUDGE_MODEL = "gpt-5";
 const MAX_TOKENS = 4096;
 
 /** Settings of an OpenAI judge. Keys come from the app's environment, never the workflow. */
-export interface OpenAIJudgeOptions {
-  apiKey: string;
-  /** A gateway or proxy (`OPENAI_BASE_URL`); the SDK's default otherwise. */
-  baseURL?: string;
-  /** Retries the SDK makes on 408/409/429/5xx and connection errors (default 2). */
-  maxRetries?: number;
-  timeoutMs?: number;
-}
+export type OpenAIJudgeOptions = ProviderClientOptions;
 
 /**
  * Chat Completions (`POST /v1/chat/completions`) with one strict function tool and
@@ -32,12 +30,7 @@ export class OpenAIProvider implements JudgeProvider {
   async ask(prompt: JudgePrompt, labels: readonly string[], model: string): Promise<ProviderReply> {
     // Loaded at the first question: an app without this judge never loads the SDK.
     const { default: Sdk } = await import("openai");
-    this.#client ??= new Sdk({
-      apiKey: this.options.apiKey,
-      maxRetries: this.options.maxRetries ?? 2,
-      timeout: this.options.timeoutMs ?? 120_000,
-      ...(this.options.baseURL === undefined ? {} : { baseURL: this.options.baseURL }),
-    });
+    this.#client ??= new Sdk(sdkClientOptions(this.options));
     let completion: OpenAI.ChatCompletion;
     try {
       completion = await this.#client.chat.completions.create({

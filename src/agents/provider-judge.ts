@@ -23,6 +23,26 @@ export interface JudgeProvider {
   ask(prompt: JudgePrompt, labels: readonly string[], model: string): Promise<ProviderReply>;
 }
 
+/** Settings of a provider's SDK client, alike for both providers. */
+export interface ProviderClientOptions {
+  apiKey: string;
+  /** A gateway or proxy (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL`); the SDK's default otherwise. */
+  baseURL?: string;
+  /** Retries the SDK makes on 408/409/429/5xx and connection errors (default 2). */
+  maxRetries?: number;
+  timeoutMs?: number;
+}
+
+/** The options both providers' SDK clients take, with the judge's defaults. */
+export function sdkClientOptions(options: ProviderClientOptions) {
+  return {
+    apiKey: options.apiKey,
+    maxRetries: options.maxRetries ?? 2,
+    timeout: options.timeoutMs ?? 120_000,
+    ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+  };
+}
+
 /** Attempts per verdict: an invalid or missing tool call is retried once. */
 const ATTEMPTS = 2;
 

@@ -1,5 +1,5 @@
 import { createOnce, NO_PLUGIN_RETRY } from "./create-once.js";
-import { callGitHub, GitHubAppError } from "./errors.js";
+import { callGitHub, isNotFound } from "./errors.js";
 import type { GitHub, RepoRef } from "./github.js";
 
 const MARKER = /<!-- clustercode:[a-z]+:[A-Za-z0-9/._-]+ -->/g;
@@ -93,7 +93,7 @@ export async function updateComment(
     );
     return true;
   } catch (error) {
-    if (error instanceof GitHubAppError && error.code === "not_found") return false;
+    if (isNotFound(error)) return false;
     throw error;
   }
 }
