@@ -76,7 +76,8 @@ export async function startApp(env, nodeFlags = []) {
     stdio: ["ignore", process.env.BENCH_LOG_LEVEL ? "inherit" : "ignore", "inherit"],
   });
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`the app exited with ${child.exitCode}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`the app exited with ${child.exitCode ?? child.signalCode}`);
     const ok = await fetch(`http://127.0.0.1:${env.PORT}/healthz`)
       .then((res) => res.ok)
       .catch(() => false);
@@ -87,7 +88,7 @@ export async function startApp(env, nodeFlags = []) {
 
 /** Stops the app as the container runtime does (SIGTERM) and waits for it to exit. */
 export async function stopApp(child) {
-  if (child.exitCode !== null) return;
+  if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once("exit", resolve));
   child.kill("SIGTERM");
   await exited;

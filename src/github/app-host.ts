@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { gitHostBaseUrl, repositoryCloneUrl } from "../devbox/git-host.js";
 import type { Admission } from "../runtime/admission.js";
+import { faultInjection } from "../runtime/fault-injection.js";
 import { createHost, type Host } from "../runtime/host.js";
 import { openTelemetry, type Telemetry } from "../telemetry/telemetry.js";
 import { judgeFromEnv } from "../runtime/judge.js";
@@ -123,6 +124,7 @@ export class AppHost {
         return { url: cloneUrl(repo, token), secret: token };
       }),
       holder,
+      ...faultInjection(env),
       telemetry: await openTelemetry(env),
       surfaces: surfacesOf,
       devboxes: (events, requests) =>
@@ -163,6 +165,7 @@ export class AppHost {
       ...(env.CLUSTERCODE_ACK_DEADLINE_MS === undefined
         ? {}
         : { ackDeadlineMs: Number(env.CLUSTERCODE_ACK_DEADLINE_MS) }),
+      ...deliverySweepFromEnv(env),
       onError: (error, delivery) =>
         log.error(`delivery ${delivery.deliveryId} (${delivery.event})`, error),
     });
@@ -274,6 +277,20 @@ export class AppHost {
     await this.core.close();
     await this.closeStore();
   }
+}
+
+/**
+ * CLUSTERCODE_DELIVERY_SWEEP_MS: how often the intake sweeps for deliveries a process left
+ * unhandled (default 30 s), and so how soon a replica is taken for gone (three periods) and its
+ * deliveries for left (two); the crash tests restart the app within seconds.
+ */
+function deliverySweepFromEnv(env: NodeJS.ProcessEnv): {
+  sweepPeriodMs?: number;
+  staleMs?: number;
+} {
+  const period = Number(env.CLUSTERCODE_DELIVERY_SWEEP_MS ?? "");
+  if (env.CLUSTERCODE_DELIVERY_SWEEP_MS === undefined || !(period > 0)) return {};
+  return { sweepPeriodMs: period, staleMs: 2 * period };
 }
 
 function opened_(box: { host?: AppHost }): AppHost {

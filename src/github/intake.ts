@@ -90,6 +90,8 @@ export class DeliveryIntake {
       queueLimit?: number;
       /** Deliveries handled at the same time at most; default 8. */
       lanes?: number;
+      /** How often {@link start} sweeps (its liveness lease lasts three periods); default 30 s. */
+      sweepPeriodMs?: number;
     },
   ) {
     this.#writer = new DeliveryWriter(deps.store, () => this.#pump());
@@ -217,7 +219,7 @@ export class DeliveryIntake {
    * Keeps this process's liveness lease (three periods long) and sweeps, now and every
    * `periodMs`; resolves when the first round is done.
    */
-  start(periodMs = 30_000): Promise<void> {
+  start(periodMs = this.deps.sweepPeriodMs ?? 30_000): Promise<void> {
     const tick = async () => {
       await this.deps.store.acquireLease(
         livenessLease(this.deps.holder),

@@ -49,21 +49,24 @@ function serveApp() {
       // In the background, so that the server (and its health check) answers at once after a
       // restart however many runs are parked; the periodic parts start once recovery is done.
       const onRecoveryError = (error: unknown) => app.log.error({ err: error }, "recovering runs");
-      void host
+      const recovered = host
         .recover()
         .catch(onRecoveryError)
         .finally(() => host.start());
       // In the background: the app serves webhooks while it reads every repository's schedules.
       const onError = (error: unknown) => app.log.error({ err: error }, "registering schedules");
       void host.registerSchedules(onError).catch(onError);
+      // A stop during recovery lets it finish first: what it completes is not cut off halfway.
       process.once("SIGTERM", () => {
-        void host.close().then(
-          () => process.exit(0),
-          (error: unknown) => {
-            app.log.error({ err: error }, "closing");
-            process.exit(1);
-          },
-        );
+        void recovered
+          .then(() => host.close())
+          .then(
+            () => process.exit(0),
+            (error: unknown) => {
+              app.log.error({ err: error }, "closing");
+              process.exit(1);
+            },
+          );
       });
     },
     // Each installation's requests keep GitHub's pace apart from the others' (see pacedOctokit).

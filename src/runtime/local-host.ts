@@ -6,12 +6,13 @@ import type { Effect, RunDefinition, RunEvent, RunSnapshot } from "../engine/mod
 import { openStore } from "../store/embedded.js";
 import { StateDirHolder } from "../store/state-dir-holder.js";
 import type { Store } from "../store/store.js";
+import { faultInjection } from "./fault-injection.js";
 import { createHost, type DevBoxPorts, type Host } from "./host.js";
 import { openTelemetry } from "../telemetry/telemetry.js";
 import { judgeFromEnv } from "./judge.js";
 import type { DevBoxEventSink } from "./ports.js";
 import type { RunDocument } from "./run-repository.js";
-import { isSettled, type Runtime, type RuntimeOptions } from "./runtime.js";
+import { isSettled, type Runtime } from "./runtime.js";
 
 /** How a local host is opened. */
 export interface LocalHostOptions {
@@ -182,19 +183,4 @@ async function localDevBoxes(
     await hub.close();
   };
   return { hub, executor, source, close };
-}
-
-/**
- * `CLUSTERCODE_FAULT_AT=N` kills this process with SIGKILL at the Nth effect boundary: the
- * crash tests use it to prove that a resumed run repeats no effect.
- */
-function faultInjection(env: NodeJS.ProcessEnv): Pick<RuntimeOptions, "atBoundary"> {
-  const target = Number(env.CLUSTERCODE_FAULT_AT ?? "");
-  if (!Number.isInteger(target) || target <= 0) return {};
-  let crossed = 0;
-  return {
-    atBoundary: () => {
-      if (++crossed === target) process.kill(process.pid, "SIGKILL");
-    },
-  };
 }

@@ -60,7 +60,8 @@ export async function recoverRuns(
 ): Promise<void> {
   const queues = new Map<string, { repo: string; workflow: string }>();
   // Listed without their snapshots, loaded one at a time: memory stays flat with many runs.
-  for (const head of await deps.runs.store.listActiveRunHeads()) {
+  // Finished runs whose last effects may not all be done, too (their outbox is completed).
+  for (const head of await deps.runs.store.listActiveRunHeads({ owing: true })) {
     await recoverRun(deps, head.runId, reason);
     deps.surfaces.resync(head.runId);
     if (head.status === "queued") {

@@ -148,7 +148,11 @@ export class Runtime implements EventSink, RunDriver {
     await this.#after.settled(runId);
     const loaded = await this.load(runId);
     if (loaded === undefined) return undefined;
-    await this.#completeOutbox(loaded);
+    const { recorded } = await this.#completeOutbox(loaded);
+    // Cleared only once the outbox's evidence is written: a crash before leaves it to redo.
+    if (isFinal(loaded.document.state.status) && (await recorded)) {
+      await this.#clearOutbox(loaded.stored);
+    }
     return loaded;
   }
 
@@ -220,7 +224,7 @@ export class Runtime implements EventSink, RunDriver {
       await noteRun(this.#options.store, saved, document.definition.workflow);
     }
     this.#options.atBoundary?.("saved");
-    let performed: { recorded: Promise<void> };
+    let performed: { recorded: Promise<boolean> };
     try {
       performed = await this.#perform(stored.runId, result.effects);
     } catch (error) {
@@ -237,10 +241,30 @@ export class Runtime implements EventSink, RunDriver {
         outbox: saved.outbox as Effect[],
       });
     // Observers hear of a transition once its evidence is durable, so what they read is there.
-    void recorded.then(() =>
-      this.#options.onTransition?.(next, result.effects, event, this, stored.repo),
-    );
+    void recorded.then(async (written) => {
+      this.#options.onTransition?.(next, result.effects, event, this, stored.repo);
+      if (written && isFinal(result.snapshot.status)) await this.#clearOutbox(saved);
+    });
     return { applied: true, state: result.snapshot };
+  }
+
+  /**
+   * A finished run stays listed as active while its outbox holds anything (see the store), so
+   * that a restart completes the effects of its last transition; once they are done, the outbox
+   * is cleared. Losing the race to another writer (a retry) is fine; so is failing: the next
+   * recovery clears it.
+   */
+  async #clearOutbox(stored: StoredRun): Promise<void> {
+    if (stored.outbox.length === 0) return;
+    const cleared = {
+      ...stored,
+      version: stored.version + 1,
+      outbox: [],
+      updatedAt: this.#options.now(),
+    };
+    await this.#options.store
+      .saveRun(cleared)
+      .catch((error: unknown) => this.#options.onError?.(error, stored.runId));
   }
 
   /** Completes the run's outbox after a backoff, again while that fails retryably. */
@@ -258,9 +282,10 @@ export class Runtime implements EventSink, RunDriver {
     timer.unref();
   }
 
-  async #completeOutbox(loaded: LoadedRun): Promise<void> {
+  /** Performs what the outbox still owes; `recorded` says whether its evidence got written. */
+  async #completeOutbox(loaded: LoadedRun): Promise<{ recorded: Promise<boolean> }> {
     const { stored, outbox } = loaded;
-    if (outbox.length === 0) return;
+    if (outbox.length === 0) return { recorded: Promise.resolve(true) };
     const receipts = await this.#options.store.getReceipts(
       stored.runId,
       outbox.map((effect) => effect.seq),
@@ -269,16 +294,17 @@ export class Runtime implements EventSink, RunDriver {
     const missing = outbox.filter(
       (effect) => effect.type === "evidence" || !receipts.has(effect.seq),
     );
-    if (missing.length > 0) await this.#perform(stored.runId, missing);
+    if (missing.length === 0) return { recorded: Promise.resolve(true) };
+    return this.#perform(stored.runId, missing);
   }
 
   /**
    * Performs effects in order, then queues their evidence and receipts to be written with
-   * other transitions' (see {@link AfterEffects}); `recorded` settles once they are written. A
+   * other transitions' (see {@link AfterEffects}); `recorded` says whether they were written. A
    * failed write is reported, and the run is read again at its next event so that its outbox
    * is completed.
    */
-  async #perform(runId: string, effects: Effect[]): Promise<{ recorded: Promise<void> }> {
+  async #perform(runId: string, effects: Effect[]): Promise<{ recorded: Promise<boolean> }> {
     const at = this.#options.now();
     const evidence: Extract<Effect, { type: "evidence" }>[] = [];
     const receipts: Receipt[] = [];
@@ -292,10 +318,14 @@ export class Runtime implements EventSink, RunDriver {
       }
     }
     const recorded = this.#after.record(runId, evidence, receipts).then(
-      () => this.#options.atBoundary?.("receipted"),
+      () => {
+        this.#options.atBoundary?.("receipted");
+        return true;
+      },
       (error: unknown) => {
         this.#latest.delete(runId);
         this.#options.onError?.(error, runId);
+        return false;
       },
     );
     return { recorded };

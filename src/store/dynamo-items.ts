@@ -111,9 +111,13 @@ export function activeRunsPrefix(repo: string): string {
   return `${repo}#`;
 }
 
-/** The run item: indexed by repository always, and as active while its status is not final. */
+/**
+ * The run item: indexed by repository always, and as active while its status is not final or
+ * its outbox is not yet cleared (the effects of its final transition may not all be done: a
+ * restart must find it to complete them).
+ */
 export function encodeRun(run: StoredRun): Item {
-  const active = !FINAL_RUN_STATUSES.has(run.status);
+  const active = !FINAL_RUN_STATUSES.has(run.status) || run.outbox.length > 0;
   return toItem(keyOf.run(run.runId), {
     kind: "run",
     runId: run.runId,

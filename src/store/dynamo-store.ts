@@ -116,23 +116,36 @@ export class DynamoStore implements Store {
 
   async listActiveRuns(options: { repo?: string; limit?: number } = {}): Promise<StoredRun[]> {
     const { repo } = options;
+    // The index also holds finished runs whose outbox is owed (see encodeRun): they are left
+    // out, so the limit applies after.
     const found = await this.#queryIndex(GSI.gsi2, INDEX_PARTITIONS.activeRuns, {
-      limit: options.limit ?? Infinity,
+      limit: Infinity,
       ...(repo === undefined ? {} : { sortKey: { prefix: items.activeRunsPrefix(repo) } }),
     });
     // A prefix `a#` also matches a repository named `a#b` (a local path may hold `#`).
     const runs = await this.#decodeRuns(found);
-    return runs.filter((run) => repo === undefined || run.repo === repo);
+    return runs
+      .filter(
+        (run) =>
+          (repo === undefined || run.repo === repo) && !items.FINAL_RUN_STATUSES.has(run.status),
+      )
+      .slice(0, options.limit ?? Infinity);
   }
 
-  async listActiveRunHeads(options: { repo?: string } = {}): Promise<RunHead[]> {
+  async listActiveRunHeads(options: { repo?: string; owing?: boolean } = {}): Promise<RunHead[]> {
     const { repo } = options;
     const found = await this.#queryIndex(GSI.gsi2, INDEX_PARTITIONS.activeRuns, {
       limit: Infinity,
       ...(repo === undefined ? {} : { sortKey: { prefix: items.activeRunsPrefix(repo) } }),
       project: ["runId", "repo", "workflow", "status", "createdAt"],
     });
-    return found.map(items.decodeRunHead).filter((run) => repo === undefined || run.repo === repo);
+    return found
+      .map(items.decodeRunHead)
+      .filter(
+        (run) =>
+          (repo === undefined || run.repo === repo) &&
+          (options.owing === true || !items.FINAL_RUN_STATUSES.has(run.status)),
+      );
   }
 
   async listRunsOfIssue(repo: string, issue: number): Promise<StoredRun[]> {

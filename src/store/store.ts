@@ -119,9 +119,10 @@ export interface Store {
   listActiveRuns(options?: { repo?: string; limit?: number }): Promise<StoredRun[]>;
   /**
    * What {@link listActiveRuns} lists, without snapshots and outboxes: a bounded few hundred
-   * bytes per run, for counting, queues and recovery, which then load one run at a time.
+   * bytes per run, for counting, queues and recovery, which then load one run at a time. With
+   * `owing`, finished runs whose outbox is not yet cleared too (recovery completes it).
    */
-  listActiveRunHeads(options?: { repo?: string }): Promise<RunHead[]>;
+  listActiveRunHeads(options?: { repo?: string; owing?: boolean }): Promise<RunHead[]>;
   /** Every run of an issue of a repository, newest first, with consistent reads. */
   listRunsOfIssue(repo: string, issue: number): Promise<StoredRun[]>;
 

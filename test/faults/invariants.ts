@@ -3,6 +3,7 @@ import type { RunDocument } from "../../src/runtime/runtime.js";
 import type { Store } from "../../src/store/store.js";
 import { DEFAULT_MAX_TRAVERSALS } from "../../src/workflow/graph.js";
 import type { FakeGitHub, RecordedRequest } from "../github/helpers/fake-github.js";
+import type { PushedCommit } from "./pushes.js";
 
 /** Statuses a run may end a scenario in: finished, or parked at an approval. */
 const SETTLED = new Set(["succeeded", "failed", "cancelled", "escalated", "awaiting_input"]);
@@ -21,6 +22,10 @@ export interface InvariantInput {
   ledgerScopes?: string[];
   /** A run may still be going (the scenario stopped it on purpose): skip the settled check. */
   allowUnsettled?: boolean;
+  /** The commits pushes brought to the runs' remote (see `recordPushes`). */
+  pushes?: PushedCommit[];
+  /** The ECS tasks started for the runs' DevBoxes (each tagged `startedBy` with its DevBox). */
+  ecsTasks?: { startedBy: string }[];
 }
 
 /**
@@ -29,7 +34,9 @@ export interface InvariantInput {
  *
  * - no effect twice: one comment per marker, one check run per external id and commit, one
  *   pull request per branch, one review request per pull request and reviewers, one tracking
- *   issue per title (counting the writes GitHub did, failed answers included);
+ *   issue per title (counting the writes GitHub did, failed answers included); no more
+ *   checkpoint commits of a node pushed to a run branch than the run visited the node; one ECS
+ *   task per DevBox;
  * - every run settled: terminal, or awaiting an answer;
  * - caps held: back-edge traversals and loop iterations within their caps;
  * - spend counted once: each ledger's total is the sum of its runs' spend;
@@ -47,13 +54,49 @@ export async function checkInvariants(input: InvariantInput): Promise<string[]> 
     const document = stored.snapshot as RunDocument;
     documents.push(document);
     problems.push(...runProblems(document, input.allowUnsettled === true));
+    if (input.pushes !== undefined) problems.push(...pushProblems(document, input.pushes));
     problems.push(...(await evidenceProblems(input.store, document)));
   }
   if (input.ledgerScopes !== undefined) {
     problems.push(...(await ledgerProblems(input.store, input.ledgerScopes, documents)));
   }
   if (input.github !== undefined) problems.push(...githubProblems(input.github));
+  if (input.ecsTasks !== undefined) problems.push(...ecsProblems(input.ecsTasks));
   return problems;
+}
+
+/**
+ * Each visit of a container node ends in one checkpoint (`clustercode: <node> (<outcome>)`, or
+ * `clustercode: checkpoint <node> (<stop>)`): more commits of a node on the run branch than
+ * visits means a checkpoint, or the work before it, was done again and pushed twice.
+ */
+function pushProblems(document: RunDocument, pushes: PushedCommit[]): string[] {
+  const { state, definition } = document;
+  const commits = new Map<string, number>();
+  for (const { branch, subject } of pushes) {
+    if (branch !== definition.branch) continue;
+    const node = /^clustercode: (?:checkpoint )?(\S+) \(/.exec(subject)?.[1];
+    if (node !== undefined) commits.set(node, (commits.get(node) ?? 0) + 1);
+  }
+  const problems: string[] = [];
+  for (const [node, count] of commits) {
+    const visits = state.visits.filter((visit) => visit.node === node).length;
+    if (count > visits) {
+      problems.push(
+        `run ${state.runId} pushed ${count} checkpoints of ${node} to ${definition.branch} for ${visits} visits`,
+      );
+    }
+  }
+  return problems;
+}
+
+/** A DevBox is one task: RunTask again for it must give the same task (its client token). */
+function ecsProblems(tasks: { startedBy: string }[]): string[] {
+  const started = new Map<string, number>();
+  for (const { startedBy } of tasks) started.set(startedBy, (started.get(startedBy) ?? 0) + 1);
+  return [...started]
+    .filter(([, count]) => count > 1)
+    .map(([startedBy, count]) => `ECS task ${startedBy} started ${count} times`);
 }
 
 function runProblems(document: RunDocument, allowUnsettled: boolean): string[] {

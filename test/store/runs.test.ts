@@ -105,6 +105,13 @@ describe("runs", () => {
     expect((await store.listActiveRuns({ repo: "octo/b" })).map((r) => r.runId)).toEqual([
       "running",
     ]);
+    // A finished run whose outbox is not cleared yet is for recovery to complete.
+    expect((await store.listActiveRunHeads({ owing: true })).map((r) => r.runId).sort()).toEqual([
+      "done",
+      "queued",
+      "running",
+      "waiting",
+    ]);
     // Finished runs stay listed under their repository.
     expect((await store.listRuns("octo/app")).map((r) => r.runId)).toEqual([
       "queued",

@@ -20,6 +20,8 @@ import { NO_JUDGE } from "../../../src/runtime/judge.js";
 import { isSettled, Runtime } from "../../../src/runtime/runtime.js";
 import { definitionOf, workflowOf } from "../../engine/harness.js";
 import { useTestDynamo } from "../../store/dynalite-fixture.js";
+import { checkInvariants } from "../../faults/invariants.js";
+import { pushedCommits, recordPushes } from "../../faults/pushes.js";
 import { FakeEcs, type FakeTask } from "./endpoint.js";
 import { LocalTaskLauncher } from "./local-tasks.js";
 
@@ -40,6 +42,7 @@ beforeAll(() => {
   git(seed, "add", "README.md");
   git(seed, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-qm", "init");
   git(root, "clone", "--quiet", "--bare", seed, source);
+  recordPushes(source);
 });
 afterAll(() => rm(root, { recursive: true, force: true }));
 
@@ -244,6 +247,17 @@ describe("ECS executor end to end", () => {
       replica.close();
       expect(fake.tasks.size).toBe(2);
       expect(fake.sent("RunTask").at(-1)?.clientToken).toBe(second.clientToken);
+      // One task per DevBox, and one checkpoint of each node on the run branch per visit.
+      const pushes = pushedCommits(source);
+      expect(pushes.map((commit) => commit.subject)).toContain("clustercode: b (succeeded)");
+      expect(
+        await checkInvariants({
+          store,
+          runIds: ["e2e1"],
+          ecsTasks: [...fake.tasks.values()],
+          pushes,
+        }),
+      ).toEqual([]);
     } finally {
       executor.close();
       await fake.close();

@@ -16,7 +16,8 @@ export interface RecordedRequest {
   applied?: boolean;
 }
 
-type Reply = [number, unknown] | [number, unknown, Record<string, string>];
+/** An answer: status, JSON body and extra headers. */
+export type Reply = [number, unknown] | [number, unknown, Record<string, string>];
 
 /**
  * An error answer instead of the route's: 502 (an outage) unless given; with `wrote`, GitHub
@@ -342,12 +343,7 @@ export class FakeGitHub {
     nock.disableNetConnect();
     nock.enableNetConnect("127.0.0.1");
     const dispatch = (method: string, uri: string, body: unknown, authorization: unknown) =>
-      this.#handle(
-        method,
-        uri,
-        body,
-        typeof authorization === "string" ? authorization : undefined,
-      );
+      this.answer(method, uri, body, typeof authorization === "string" ? authorization : undefined);
     // A function, not an arrow: nock hands the intercepted request (its headers) as `this`.
     const handle = (method: string) =>
       function (this: nock.ReplyFnContext, uri: string, body: unknown) {
@@ -383,7 +379,11 @@ export class FakeGitHub {
     this.files.set(ref, files);
   }
 
-  #handle(method: string, uri: string, body: unknown, authorization?: string): Reply {
+  /**
+   * Records and answers one request to the API (`uri` is its path and query); nock's
+   * interceptors call it, and so does a loopback server the app reaches over HTTP.
+   */
+  answer(method: string, uri: string, body: unknown, authorization?: string): Reply {
     const base = new URL(this.api);
     const url = new URL(uri, base.origin);
     url.pathname = url.pathname.slice(base.pathname.replace(/\/$/, "").length);

@@ -21,7 +21,15 @@ export class GitHttpServer {
   readonly repositories = new Map<string, string>();
   readonly #server = createServer((request, response) => this.#serve(request, response));
 
-  constructor(private readonly token: string) {}
+  /**
+   * @param token The installation token git must send.
+   * @param api Serves `/api/v3/…` instead (a GitHub Enterprise Server's REST API on the same
+   *   host), when given: the app then reaches a whole loopback GitHub here.
+   */
+  constructor(
+    private readonly token: string,
+    readonly api?: (request: IncomingMessage, response: ServerResponse) => void,
+  ) {}
 
   /** Listens on a free loopback port; returns `127.0.0.1:<port>`. */
   async listen(): Promise<string> {
@@ -36,6 +44,10 @@ export class GitHttpServer {
 
   #serve(request: IncomingMessage, response: ServerResponse): void {
     const url = new URL(request.url ?? "/", "http://127.0.0.1");
+    if (this.api !== undefined && url.pathname.startsWith("/api/v3/")) {
+      this.api(request, response);
+      return;
+    }
     const header = request.headers.authorization ?? "";
     const basic = /^Basic (.+)$/.exec(header)?.[1];
     const credentials = basic === undefined ? undefined : Buffer.from(basic, "base64").toString();

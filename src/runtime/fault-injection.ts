@@ -1,0 +1,17 @@
+import type { RuntimeOptions } from "./runtime.js";
+
+/**
+ * `CLUSTERCODE_FAULT_AT=N` kills this process with SIGKILL at the Nth effect boundary (saved,
+ * performed, receipted) of its runtime: the crash tests of the CLI and of the app use it to
+ * prove that a run picked up again repeats no effect.
+ */
+export function faultInjection(env: NodeJS.ProcessEnv): Pick<RuntimeOptions, "atBoundary"> {
+  const target = Number(env.CLUSTERCODE_FAULT_AT ?? "");
+  if (!Number.isInteger(target) || target <= 0) return {};
+  let crossed = 0;
+  return {
+    atBoundary: () => {
+      if (++crossed === target) process.kill(process.pid, "SIGKILL");
+    },
+  };
+}
