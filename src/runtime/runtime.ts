@@ -56,6 +56,8 @@ export class Runtime implements EventSink, RunDriver {
   readonly #options: RuntimeOptions;
   readonly #runs: RunRepository;
   readonly #queues = new Map<string, Promise<unknown>>();
+  /** What follows a transition once its evidence is written: observers, a final outbox's clearing. */
+  readonly #following = new Set<Promise<void>>();
   /**
    * The run versions this process wrote and whose effects it performed to the end: the next
    * event starts from them without a read. A stale one loses its conditional write and is
@@ -129,7 +131,7 @@ export class Runtime implements EventSink, RunDriver {
 
   /** Is an event still being applied, or its evidence and receipts still being written? */
   busy(): boolean {
-    return this.#queues.size > 0 || this.#after.busy();
+    return this.#queues.size > 0 || this.#following.size > 0 || this.#after.busy();
   }
 
   /** Waits until every event offered so far has been applied and its records written. */
@@ -137,6 +139,7 @@ export class Runtime implements EventSink, RunDriver {
     while (this.busy()) {
       await Promise.allSettled([...this.#queues.values()]);
       await this.#after.idle();
+      await Promise.allSettled([...this.#following]);
     }
   }
 
@@ -241,10 +244,13 @@ export class Runtime implements EventSink, RunDriver {
         outbox: saved.outbox as Effect[],
       });
     // Observers hear of a transition once its evidence is durable, so what they read is there.
-    void recorded.then(async (written) => {
+    const following = recorded.then(async (written) => {
       this.#options.onTransition?.(next, result.effects, event, this, stored.repo);
       if (written && isFinal(result.snapshot.status)) await this.#clearOutbox(saved);
     });
+    this.#following.add(following);
+    const forget = () => this.#following.delete(following);
+    following.then(forget, forget);
     return { applied: true, state: result.snapshot };
   }
 
