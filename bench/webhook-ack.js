@@ -12,12 +12,12 @@
 //   node bench/webhook-ack.js [rate/s] [seconds] [concurrency] [rounds]
 // The rate may be a list (`100,500`): the latency is measured at each, the first one printed as
 // the main line.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createHmac, generateKeyPairSync, randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -25,6 +25,12 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = "true";
 const SECRET = "bench-secret";
 /** Linux's clock ticks per second, in which /proc reports CPU time. */
 const CLOCK_TICKS = 100;
+/**
+ * On Linux with two or more CPUs and `taskset`, each server runs on CPU 1 alone and this process
+ * (the load generator) on CPU 0, so that a server's throughput is its own and not a share of
+ * the cores left over by the sender. Otherwise all share the machine.
+ */
+let pinned = false;
 
 if (process.argv[2] === "serve") await serve(process.argv[3]);
 else await main();
@@ -70,10 +76,20 @@ async function serve(kind) {
   });
 }
 
+function pinSender() {
+  if (process.platform !== "linux" || availableParallelism() < 2) return false;
+  try {
+    execFileSync("taskset", ["-pc", "0", String(process.pid)], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function start(kind) {
-  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "serve", kind], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  const argv = [process.execPath, fileURLToPath(import.meta.url), "serve", kind];
+  const [command, ...args] = pinned ? ["taskset", "-c", "1", ...argv] : argv;
+  const child = spawn(command, args, { stdio: ["ignore", "pipe", "inherit"] });
   return new Promise((resolve, reject) => {
     child.stdout.on("data", (chunk) => {
       const match = /port (\d+)/.exec(String(chunk));
@@ -169,6 +185,7 @@ async function closedLoop(url, delivery, concurrency, seconds, pid) {
 }
 
 async function main() {
+  pinned = pinSender();
   const [rate, ...moreRates] = String(process.argv[2] ?? 100)
     .split(",")
     .map(Number);
@@ -233,7 +250,11 @@ async function main() {
   console.log(`app ignored / bare:     ${percent("app ignored", "bare recorded")}`);
   console.log(`durable / bare:         ${percent("durable recorded", "bare recorded")}`);
   console.log(`app recorded / durable: ${percent("app recorded", "durable recorded")}`);
-  // The sender shares the machine: throughput ratios understate a server's own gain.
+  console.log(
+    pinned
+      ? "servers on CPU 1, the sender on CPU 0"
+      : "servers and the sender share the CPUs: throughput ratios understate a server's own gain",
+  );
   const cpuRatio =
     median("durable recorded", "cpuPerDelivery") / median("app recorded", "cpuPerDelivery");
   console.log(`durable / app server CPU per recorded delivery: ${(cpuRatio * 100).toFixed(0)} %`);

@@ -1,6 +1,5 @@
 import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
@@ -8,6 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { chromiumMissing, launchBrowser } from "./browser.js";
 import { startCli } from "./local-cli.js";
 import { parkRunAtApproval } from "./parked-run.js";
+import { freePort } from "../helpers/free-port.js";
 
 /** `UPDATE_SCREENSHOTS=1` writes the README's screenshots; otherwise they go to a temp dir. */
 const SHOTS =
@@ -27,14 +27,6 @@ const NODES = [
   "monitor",
   "incident",
 ];
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((listening) => server.listen(0, "127.0.0.1", () => listening()));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((closed) => server.close(() => closed()));
-  return port;
-}
 
 /** The URL `clustercode ui` prints once it listens. */
 function printedUrl(child: ChildProcess): Promise<string> {

@@ -1,43 +1,20 @@
 import type { ChildProcess } from "node:child_process";
-import { execFileSync } from "node:child_process";
 import { createHmac } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { appEnv, startApp, stopApp, WEBHOOK_SECRET } from "../../bench/app-process.js";
 import { openStore, type OpenedStore } from "../../src/store/embedded.js";
 import { FakeGitHub } from "../github/helpers/fake-github.js";
 import { GitHttpServer } from "../github/helpers/git-http-server.js";
-import { OWNER, REPO } from "../github/helpers/harness.js";
+import { OWNER, REPO, seedRepository } from "../github/helpers/harness.js";
 import type { Delivery } from "./app-runs.js";
 import { recordPushes } from "./pushes.js";
+import { freePort } from "../helpers/free-port.js";
 
 /** The fake's installation token: the only credentials its git side takes. */
 const TOKEN = "ghs_faketoken";
-
-function git(cwd: string, ...args: string[]): void {
-  execFileSync("git", args, {
-    cwd,
-    stdio: "ignore",
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: "t",
-      GIT_AUTHOR_EMAIL: "t@e",
-      GIT_COMMITTER_NAME: "t",
-      GIT_COMMITTER_EMAIL: "t@e",
-    },
-  });
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Serves the fake's REST API over HTTP, as a GitHub Enterprise Server's `/api/v3`. */
 function serveApi(github: () => FakeGitHub) {
@@ -81,17 +58,7 @@ export class LoopbackApp {
   /** A repository with `workflow` on its default branch, served by a fresh loopback GitHub. */
   static async create(workflow: string): Promise<LoopbackApp> {
     const dir = mkdtempSync(join(tmpdir(), "cc-appkill-"));
-    const remote = join(dir, "remote.git");
-    const work = join(dir, "work");
-    mkdirSync(work);
-    git(dir, "init", "--quiet", "--bare", "--initial-branch=main", remote);
-    git(work, "init", "--quiet", "--initial-branch=main");
-    mkdirSync(join(work, ".clustercode"));
-    writeFileSync(join(work, ".clustercode", "workflow.yml"), workflow);
-    writeFileSync(join(work, "README.md"), "hello\n");
-    git(work, "add", "-A");
-    git(work, "commit", "--quiet", "-m", "init");
-    git(work, "push", "--quiet", remote, "main");
+    const remote = seedRepository(dir, workflow);
     recordPushes(remote);
     const box: { github?: FakeGitHub } = {};
     const server = new GitHttpServer(

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { setupPageHandler } from "../../src/github/setup-page.js";
+import { freePort } from "../helpers/free-port.js";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const appYml = readFileSync(join(ROOT, "app.yml"), "utf8");
@@ -100,14 +101,6 @@ describe("the setup page", () => {
     }
   });
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** GETs `url` until the server answers (a bounded number of tries). */
 async function getWhenUp(url: string, output: () => string): Promise<string> {

@@ -42,6 +42,25 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/**
+ * A bare repository `<dir>/remote.git` (its path returned) whose `main` holds `workflow` as
+ * `.clustercode/workflow.yml` and a README, pushed from the clone `<dir>/work`.
+ */
+export function seedRepository(dir: string, workflow: string): string {
+  const remote = join(dir, "remote.git");
+  const work = join(dir, "work");
+  mkdirSync(work);
+  git(dir, "init", "--quiet", "--bare", "--initial-branch=main", remote);
+  git(work, "init", "--quiet", "--initial-branch=main");
+  mkdirSync(join(work, ".clustercode"));
+  writeFileSync(join(work, ".clustercode", "workflow.yml"), workflow);
+  writeFileSync(join(work, "README.md"), "hello\n");
+  git(work, "add", "-A");
+  git(work, "commit", "--quiet", "-m", "init");
+  git(work, "push", "--quiet", remote, "main");
+  return remote;
+}
+
 function git(cwd: string, ...args: string[]): void {
   execFileSync("git", args, {
     cwd,
@@ -77,17 +96,7 @@ export async function startTestApp(
   options: TestAppOptions = {},
 ): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), "cc-app-"));
-  const remote = join(dir, "remote.git");
-  const work = join(dir, "work");
-  mkdirSync(work);
-  git(dir, "init", "--quiet", "--bare", "--initial-branch=main", remote);
-  git(work, "init", "--quiet", "--initial-branch=main");
-  mkdirSync(join(work, ".clustercode"));
-  writeFileSync(join(work, ".clustercode", "workflow.yml"), workflow);
-  writeFileSync(join(work, "README.md"), "hello\n");
-  git(work, "add", "-A");
-  git(work, "commit", "--quiet", "-m", "init");
-  git(work, "push", "--quiet", remote, "main");
+  const remote = seedRepository(dir, workflow);
 
   const github = new FakeGitHub(options.githubApi);
   github.setFile("main", ".clustercode/workflow.yml", workflow);
