@@ -11,6 +11,9 @@ const GROUP_WINDOW_MS = 10;
 
 /** Records queued together, and who waits for them. */
 interface Queued {
+  runId: string;
+  /** The run version whose outbox the receipts are for. */
+  version: number;
   evidence: EvidenceRecord[];
   receipts: Receipt[];
   resolve: () => void;
@@ -22,7 +25,10 @@ interface Queued {
  * write is in flight goes out together in the next (one BatchWriteItem per 25 records, of any
  * runs). A transition then waits only for its own conditional write of the run. Until a run's
  * evidence is durable, {@link carried} hands it back to be kept in the run's next outbox, so a
- * crash loses none of it (recovery rewrites the outbox's evidence).
+ * crash loses none of it (recovery rewrites the outbox's evidence). A receipt only spares a
+ * recovering process from performing its run's latest outbox again: one whose run has been
+ * saved at a later version by the time its group is written is moot, and left out (in a run
+ * that moves on quickly, most are).
  */
 export class AfterEffects {
   #queue: Queued[] = [];
@@ -32,21 +38,33 @@ export class AfterEffects {
   /** Per run: its evidence not yet durable, by evidence seq, and its writes in flight. */
   readonly #runs = new Map<
     string,
-    { evidence: Map<number, EvidenceEffect>; writes: number; done: Promise<void> }
+    {
+      evidence: Map<number, EvidenceEffect>;
+      writes: number;
+      done: Promise<void>;
+      /** The latest version of the run saved since its writes were queued. */
+      saved: number;
+    }
   >();
 
   constructor(private readonly store: Store) {}
 
   /**
-   * Queues the records of one transition's effects of run `runId`; resolves once they are
-   * durable, rejects when the store refused them.
+   * Queues the records of the effects of run `runId`'s outbox at `version`; resolves once they
+   * are durable (or moot), rejects when the store refused them.
    */
-  record(runId: string, evidence: EvidenceEffect[], receipts: Receipt[]): Promise<void> {
+  record(
+    runId: string,
+    version: number,
+    evidence: EvidenceEffect[],
+    receipts: Receipt[],
+  ): Promise<void> {
     if (evidence.length === 0 && receipts.length === 0) return Promise.resolve();
     const run = this.#runs.get(runId) ?? {
       evidence: new Map(),
       writes: 0,
       done: Promise.resolve(),
+      saved: version,
     };
     this.#runs.set(runId, run);
     for (const effect of evidence) run.evidence.set(effect.evidenceSeq, effect);
@@ -58,7 +76,7 @@ export class AfterEffects {
       entry: effect.entry,
     }));
     const written = new Promise<void>((resolve, reject) => {
-      this.#queue.push({ evidence: records, receipts, resolve, reject });
+      this.#queue.push({ runId, version, evidence: records, receipts, resolve, reject });
       this.#queuedRecords += records.length + receipts.length;
       this.#schedule();
     });
@@ -71,6 +89,12 @@ export class AfterEffects {
       () => settle(false),
     );
     return written;
+  }
+
+  /** Run `runId` was saved at `version`: receipts queued for its earlier outboxes are moot. */
+  saved(runId: string, version: number): void {
+    const run = this.#runs.get(runId);
+    if (run !== undefined) run.saved = Math.max(run.saved, version);
   }
 
   /** Evidence of run `runId` not yet durable: the run's next outbox keeps it. */
@@ -131,9 +155,10 @@ export class AfterEffects {
   }
 
   #write(group: Queued[]): Promise<void> {
+    const owed = (queued: Queued) => (this.#runs.get(queued.runId)?.saved ?? 0) <= queued.version;
     return this.store.writeAfterEffects(
       group.flatMap((queued) => queued.evidence),
-      group.flatMap((queued) => queued.receipts),
+      group.flatMap((queued) => (owed(queued) ? queued.receipts : [])),
     );
   }
 }

@@ -215,6 +215,7 @@ export class Runtime implements EventSink, RunDriver {
     };
     try {
       if (!(await this.#options.store.saveRun(saved))) return undefined;
+      this.#after.saved(saved.runId, saved.version);
     } catch (error) {
       if (!isRefusal(error) || event.type === "run.abort") throw error;
       const reason = `the store refused to record the run's next state: ${error.message}`;
@@ -229,7 +230,7 @@ export class Runtime implements EventSink, RunDriver {
     this.#options.atBoundary?.("saved");
     let performed: { recorded: Promise<boolean> };
     try {
-      performed = await this.#perform(stored.runId, result.effects);
+      performed = await this.#perform(stored.runId, saved.version, result.effects);
     } catch (error) {
       // The state is written but its effects are not all done, and the run may wait on an
       // answer only they bring (a ledger total, a DevBox): complete them later, here.
@@ -301,16 +302,20 @@ export class Runtime implements EventSink, RunDriver {
       (effect) => effect.type === "evidence" || !receipts.has(effect.seq),
     );
     if (missing.length === 0) return { recorded: Promise.resolve(true) };
-    return this.#perform(stored.runId, missing);
+    return this.#perform(stored.runId, stored.version, missing);
   }
 
   /**
-   * Performs effects in order, then queues their evidence and receipts to be written with
-   * other transitions' (see {@link AfterEffects}); `recorded` says whether they were written. A
-   * failed write is reported, and the run is read again at its next event so that its outbox
-   * is completed.
+   * Performs effects of the run's outbox at `version` in order, then queues their evidence and
+   * receipts to be written with other transitions' (see {@link AfterEffects}); `recorded` says
+   * whether they were written. A failed write is reported, and the run is read again at its next
+   * event so that its outbox is completed.
    */
-  async #perform(runId: string, effects: Effect[]): Promise<{ recorded: Promise<boolean> }> {
+  async #perform(
+    runId: string,
+    version: number,
+    effects: Effect[],
+  ): Promise<{ recorded: Promise<boolean> }> {
     const at = this.#options.now();
     const evidence: Extract<Effect, { type: "evidence" }>[] = [];
     const receipts: Receipt[] = [];
@@ -323,7 +328,7 @@ export class Runtime implements EventSink, RunDriver {
         this.#options.atBoundary?.("performed");
       }
     }
-    const recorded = this.#after.record(runId, evidence, receipts).then(
+    const recorded = this.#after.record(runId, version, evidence, receipts).then(
       () => {
         this.#options.atBoundary?.("receipted");
         return true;

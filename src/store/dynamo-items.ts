@@ -2,7 +2,6 @@ import { deflateRawSync, inflateRawSync } from "node:zlib";
 import { marshall } from "@aws-sdk/util-dynamodb";
 import type {
   DeliveryRecord,
-  EvidenceRecord,
   Receipt,
   RepositorySchedules,
   RosterEntry,
@@ -85,6 +84,9 @@ export function padSeq(seq: number): string {
 export const keyOf = {
   run: (runId: string): Item => key(`RUN#${runId}`, "RUN"),
   evidence: (runId: string, seq: number): Item => key(`RUN#${runId}`, `EV#${padSeq(seq)}`),
+  /** Consecutive evidence entries `first` to `last` of a run, in one item (see evidence-packs.ts). */
+  evidencePack: (runId: string, first: number, last: number): Item =>
+    key(`RUN#${runId}`, `EV#${padSeq(first)}#${padSeq(last)}`),
   receipt: (runId: string, seq: number): Item => key(`RUN#${runId}`, `RCPT#${padSeq(seq)}`),
   timer: (runId: string, timerId: string): Item => key(`RUN#${runId}`, `TIMER#${timerId}`),
   /** What the app last wrote to the run's GitHub surfaces. */
@@ -212,28 +214,6 @@ export function decodeSchedules(item: Item): RepositorySchedules {
     repo: read.string("repo"),
     defaultBranch: read.string("defaultBranch"),
     schedules: read.json("schedules") as StoredSchedule[],
-  };
-}
-
-/** An evidence entry under its run, sorted by seq. */
-export function encodeEvidence(record: EvidenceRecord): Item {
-  return toItem(keyOf.evidence(record.runId, record.seq), {
-    kind: "evidence",
-    runId: record.runId,
-    seq: record.seq,
-    at: record.at,
-    entry: json(record.entry, "entry"),
-  });
-}
-
-/** Reads an evidence item back. */
-export function decodeEvidence(item: Item): EvidenceRecord {
-  const read = reader(item);
-  return {
-    runId: read.string("runId"),
-    seq: read.number("seq"),
-    at: read.number("at"),
-    entry: read.json("entry"),
   };
 }
 

@@ -15,6 +15,7 @@ import {
 import { TableRequests, type TableRequestsOptions } from "./dynamo-requests.js";
 import { GSI } from "./dynamo-table.js";
 import { RunBlobs } from "./run-blobs.js";
+import { decodeEvidence, encodeEvidence, EVIDENCE_PREFIX } from "./evidence-packs.js";
 import type {
   DeliveryRecord,
   DeliveryTakeover,
@@ -41,9 +42,10 @@ const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 /**
  * The store on one DynamoDB table (or dynalite). Every run transition is one conditional PutItem
- * on the run's version; evidence and receipts go in one BatchWriteItem per 25 items. A run's
- * large strings (the brief, feedback, output tails) are blob items beside it, written before the
- * run item that refers to them, so the run item stays small (see run-blobs.ts). Index reads
+ * on the run's version; evidence and receipts go in one BatchWriteItem per 25 items, a run's
+ * consecutive evidence entries packed in one item (see evidence-packs.ts). A run's large
+ * strings (the brief, feedback, output tails) are blob items beside it, written before the run
+ * item that refers to them, so the run item stays small (see run-blobs.ts). Index reads
  * (listRuns, listActiveRuns, dueTimers, unprocessedDeliveries) are eventually consistent on
  * DynamoDB, so an entry may have just changed: claimTimer's condition and the run's version
  * condition keep that safe. Direct reads (getRun, listEvidence, getReceipts) are consistent.
@@ -169,17 +171,20 @@ export class DynamoStore implements Store {
 
   async writeAfterEffects(evidence: EvidenceRecord[], receipts: Receipt[]): Promise<void> {
     // Encode everything first, so that a bad record fails the call before anything is written.
-    const encoded = [...evidence.map(items.encodeEvidence), ...receipts.map(items.encodeReceipt)];
+    const encoded = [...encodeEvidence(evidence), ...receipts.map(items.encodeReceipt)];
     await this.#requests.batchPut(encoded);
   }
 
   async listEvidence(runId: string): Promise<EvidenceRecord[]> {
     const found = await this.#requests.query({
       KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
-      ExpressionAttributeValues: { ":pk": { S: `RUN#${runId}` }, ":prefix": { S: "EV#" } },
+      ExpressionAttributeValues: {
+        ":pk": { S: `RUN#${runId}` },
+        ":prefix": { S: EVIDENCE_PREFIX },
+      },
       ConsistentRead: true,
     });
-    return found.map(items.decodeEvidence);
+    return decodeEvidence(found);
   }
 
   async getReceipts(runId: string, seqs: number[]): Promise<Map<number, Receipt>> {

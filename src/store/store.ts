@@ -128,9 +128,11 @@ export interface Store {
 
   /**
    * Writes evidence entries and receipts in one batch (one request per 25 items; not atomic
-   * across requests); rewriting one with the same key is harmless.
+   * across requests; a run's consecutive entries may share an item); rewriting an entry or a
+   * receipt with the same seq is harmless.
    */
   writeAfterEffects(evidence: EvidenceRecord[], receipts: Receipt[]): Promise<void>;
+  /** A run's evidence entries, one per seq (however often written), in seq order. */
   listEvidence(runId: string): Promise<EvidenceRecord[]>;
   getReceipts(runId: string, seqs: number[]): Promise<Map<number, Receipt>>;
 

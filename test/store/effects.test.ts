@@ -1,4 +1,9 @@
+import { readFileSync } from "node:fs";
+import { BatchWriteItemCommand, ScanCommand } from "@aws-sdk/client-dynamodb";
 import { describe, expect, it } from "vitest";
+import type { Item } from "../../src/store/dynamo-attributes.js";
+import { DYNAMODB_LIMITS, itemSize } from "../../src/store/dynamo-limits.js";
+import type { DynamoStore } from "../../src/store/dynamo-store.js";
 import type { EvidenceRecord, Receipt } from "../../src/store/store.js";
 import { useTestDynamo } from "./dynalite-fixture.js";
 
@@ -68,7 +73,8 @@ describe("evidence and receipts", () => {
     await store.writeAfterEffects([evidence("r1", 1), evidence("r1", 2)], [receipt("r1", 1)]);
     expect(requests).toEqual(["BatchWriteItem"]);
     requests.length = 0;
-    const many = Array.from({ length: 30 }, (_, i) => evidence("r1", i));
+    // Entries that do not follow each other are an item each.
+    const many = Array.from({ length: 30 }, (_, i) => evidence("r1", 2 * i));
     await store.writeAfterEffects(many, []);
     expect(requests).toEqual(["BatchWriteItem", "BatchWriteItem"]);
     requests.length = 0;
@@ -103,9 +109,95 @@ describe("evidence and receipts", () => {
     } finally {
       dynamo.client.middlewareStack.remove("throttleBatches");
     }
-    expect(requests).toEqual(["BatchWriteItem", "BatchWriteItem", "BatchWriteItem"]);
+    // Two items: the run's two consecutive entries share one.
+    expect(requests).toEqual(["BatchWriteItem", "BatchWriteItem"]);
     expect((await store.listEvidence("r1")).map((e) => e.seq)).toEqual([1, 2]);
     expect((await store.getReceipts("r1", [1])).has(1)).toBe(true);
+  });
+
+  it("keeps a run's consecutive entries written together in one item", async () => {
+    const store = await dynamo.newStore();
+    const written = [1, 2, 3, 4, 5, 7].map((seq) => evidence("r1", seq));
+    await store.writeAfterEffects([...written, evidence("r2", 3)], []);
+    expect(await evidenceKeys(store)).toEqual([
+      "RUN#r1 EV#0000000001#0000000005",
+      "RUN#r1 EV#0000000007",
+      "RUN#r2 EV#0000000003",
+    ]);
+    expect(await store.listEvidence("r1")).toEqual(written);
+    expect(await store.listEvidence("r2")).toEqual([evidence("r2", 3)]);
+  });
+
+  it("lists an entry once when a recovering run writes it again in another item", async () => {
+    const store = await dynamo.newStore();
+    await store.writeAfterEffects(
+      [1, 2, 3].map((seq) => evidence("r1", seq)),
+      [],
+    );
+    await store.writeAfterEffects([evidence("r1", 4)], []);
+    // Recovery rewrites the outbox's evidence, which overlaps what was written already.
+    await store.writeAfterEffects(
+      [2, 3, 4, 5].map((seq) => evidence("r1", seq)),
+      [],
+    );
+    expect(await store.listEvidence("r1")).toEqual(
+      [1, 2, 3, 4, 5].map((seq) => evidence("r1", seq)),
+    );
+  });
+
+  it("reads evidence written one item per entry, as the store did before packs", async () => {
+    const store = await dynamo.newStore();
+    const fixture = new URL("./fixtures/evidence-items-2026-12.json", import.meta.url);
+    const old = JSON.parse(readFileSync(fixture, "utf8")) as Item[];
+    await dynamo.client.send(
+      new BatchWriteItemCommand({
+        RequestItems: { [store.table]: old.map((Item) => ({ PutRequest: { Item } })) },
+      }),
+    );
+    const before = await store.listEvidence("old1");
+    expect(before.map((record) => record.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(before[4]).toEqual({
+      runId: "old1",
+      seq: 5,
+      at: 1_764_800_001_000,
+      entry: {
+        at: 1_764_800_001_000,
+        kind: "command.dispatched",
+        node: "fix",
+        attempt: 1,
+        devbox: "d4",
+        command: "c7",
+        run: "npm test",
+      },
+    });
+    // The run goes on under the new layout, rewriting its last two entries on recovery.
+    const next = [evidence("old1", 6), evidence("old1", 7)];
+    await store.writeAfterEffects([...before.slice(3), ...next], []);
+    expect(await store.listEvidence("old1")).toEqual([...before, ...next]);
+  });
+
+  it("splits a run's large entries over several items, each within DynamoDB's item size", async () => {
+    const store = await dynamo.newStore();
+    // 3 bytes of UTF-8 per character: 40 entries of 30 KB, 1.2 MB in all.
+    const written = Array.from({ length: 40 }, (_, seq) =>
+      evidence("r1", seq, { tail: "失敗".repeat(5_000) + String(seq) }),
+    );
+    await store.writeAfterEffects(written, []);
+    const { Items = [] } = await dynamo.client.send(new ScanCommand({ TableName: store.table }));
+    expect(Items.length).toBeGreaterThan(3);
+    for (const item of Items) expect(itemSize(item)).toBeLessThan(DYNAMODB_LIMITS.itemBytes);
+    expect(await store.listEvidence("r1")).toEqual(written);
+  });
+
+  it("reads back a packed entry that is undefined as undefined", async () => {
+    const store = await dynamo.newStore();
+    await store.writeAfterEffects(
+      [{ ...evidence("r1", 1), entry: undefined }, evidence("r1", 2)],
+      [],
+    );
+    const listed = await store.listEvidence("r1");
+    expect(listed[0]).toStrictEqual({ runId: "r1", seq: 1, at: 10_001, entry: undefined });
+    expect(listed[1]).toEqual(evidence("r1", 2));
   });
 
   it("rejects a negative seq before writing anything", async () => {
@@ -119,4 +211,21 @@ describe("evidence and receipts", () => {
     });
     expect(await store.listEvidence("r1")).toEqual([]);
   });
+
+  it("rejects a time JSON cannot hold before writing anything", async () => {
+    const store = await dynamo.newStore();
+    const bad = { ...evidence("r1", 2), at: Number.NaN };
+    await expect(store.writeAfterEffects([evidence("r1", 1), bad], [])).rejects.toMatchObject({
+      name: "StoreError",
+      code: "invalid_argument",
+      message: "Cannot store the number NaN",
+    });
+    expect(await store.listEvidence("r1")).toEqual([]);
+  });
 });
+
+/** The keys of the table's evidence items, as `pk sk`, sorted. */
+async function evidenceKeys(store: DynamoStore): Promise<string[]> {
+  const { Items = [] } = await dynamo.client.send(new ScanCommand({ TableName: store.table }));
+  return Items.map((item) => `${item.pk?.S} ${item.sk?.S}`).sort();
+}
