@@ -86,7 +86,7 @@ export const keyOf = {
   evidence: (runId: string, seq: number): Item => key(`RUN#${runId}`, `EV#${padSeq(seq)}`),
   /** Consecutive evidence entries `first` to `last` of a run, in one item (see evidence-packs.ts). */
   evidencePack: (runId: string, first: number, last: number): Item =>
-    key(`RUN#${runId}`, `EV#${padSeq(first)}#${padSeq(last)}`),
+    key(`RUN#${runId}`, `EVP#${padSeq(first)}#${padSeq(last)}`),
   receipt: (runId: string, seq: number): Item => key(`RUN#${runId}`, `RCPT#${padSeq(seq)}`),
   timer: (runId: string, timerId: string): Item => key(`RUN#${runId}`, `TIMER#${timerId}`),
   /** What the app last wrote to the run's GitHub surfaces. */

@@ -7,13 +7,15 @@ import type { EvidenceRecord } from "./store.js";
 // A run's evidence entries written together go in one item, a pack, rather than one item each:
 // a transition makes two to five entries, and each item costs the database a write of its own
 // (on DynamoDB, a write unit each; dynalite, a PutItem each). A pack holds consecutive entries
-// of one run under `EV#<first seq>#<last seq>`, so that two packs never overwrite each other; a
+// of one run under `EVP#<first seq>#<last seq>`, so that two packs never overwrite each other; a
 // lone entry keeps the item of its own (`EV#<seq>`) that the store always wrote, so items
-// written before packs read as they did. Reading flattens both and keeps one entry per seq (a
+// written before packs read as they did. Packs have a prefix of their own so that a replica of
+// the build before packs, still running beside this one during a rolling deploy, lists the lone
+// entries it knows and never meets an item it cannot read. Reading flattens both and keeps one entry per seq (a
 // run recovering from a crash writes entries again, possibly in another pack).
 
-/** The sort key prefix of a run's evidence items, lone and packed. */
-export const EVIDENCE_PREFIX = "EV#";
+/** The sort key prefix of a run's evidence items, lone (`EV#`) and packed (`EVP#`). */
+export const EVIDENCE_PREFIX = "EV";
 
 /**
  * Most UTF-8 bytes of entries in one pack: with its key and attributes, a pack stays far under

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { BatchWriteItemCommand, ScanCommand } from "@aws-sdk/client-dynamodb";
+import { BatchWriteItemCommand, QueryCommand, ScanCommand } from "@aws-sdk/client-dynamodb";
 import { describe, expect, it } from "vitest";
 import type { Item } from "../../src/store/dynamo-attributes.js";
 import { DYNAMODB_LIMITS, itemSize } from "../../src/store/dynamo-limits.js";
@@ -120,12 +120,22 @@ describe("evidence and receipts", () => {
     const written = [1, 2, 3, 4, 5, 7].map((seq) => evidence("r1", seq));
     await store.writeAfterEffects([...written, evidence("r2", 3)], []);
     expect(await evidenceKeys(store)).toEqual([
-      "RUN#r1 EV#0000000001#0000000005",
       "RUN#r1 EV#0000000007",
+      "RUN#r1 EVP#0000000001#0000000005",
       "RUN#r2 EV#0000000003",
     ]);
     expect(await store.listEvidence("r1")).toEqual(written);
     expect(await store.listEvidence("r2")).toEqual([evidence("r2", 3)]);
+    // A replica of the build before packs, beside this one in a rolling deploy, lists `EV#`
+    // items: it sees the lone entry and never meets a pack it could not read.
+    const { Items = [] } = await dynamo.client.send(
+      new QueryCommand({
+        TableName: store.table,
+        KeyConditionExpression: "pk = :pk AND begins_with(sk, :prefix)",
+        ExpressionAttributeValues: { ":pk": { S: "RUN#r1" }, ":prefix": { S: "EV#" } },
+      }),
+    );
+    expect(Items.map((item) => [item.kind?.S, item.seq?.N])).toEqual([["evidence", "7"]]);
   });
 
   it("lists an entry once when a recovering run writes it again in another item", async () => {
