@@ -25,10 +25,15 @@ if (!parsed.ok) throw new Error(JSON.stringify(parsed.findings));
 const dir = mkdtempSync(join(tmpdir(), "clustercode-bench-"));
 const writes = new Set(["PutItem", "BatchWriteItem", "UpdateItem", "DeleteItem"]);
 let writeCount = 0;
+let itemCount = 0;
 const opened = await openStore({
   stateDir: dir,
   env: {},
-  onRequest: (name) => writes.has(name) && writeCount++,
+  onRequest: (name, items) => {
+    if (!writes.has(name)) return;
+    writeCount++;
+    itemCount += items;
+  },
 });
 const store = opened.store;
 
@@ -83,6 +88,7 @@ async function oneRun(r) {
 const results = [];
 for (let r = 0; r < runs; r++) {
   writeCount = 0;
+  itemCount = 0;
   const started = performance.now();
   const transitions = (
     await Promise.all(Array.from({ length: concurrency }, (_, c) => oneRun(r * concurrency + c)))
@@ -95,6 +101,7 @@ for (let r = 0; r < runs; r++) {
     ms,
     perSecond: (transitions / ms) * 1000,
     writesPerTransition: (writeCount - concurrency - timerWrites) / transitions,
+    itemsPerTransition: (itemCount - concurrency - timerWrites) / transitions,
   });
 }
 await opened.close();
@@ -109,5 +116,5 @@ console.log(
   `median per-transition overhead: ${median(results.map((r) => r.ms / r.transitions)).toFixed(2)} ms`,
 );
 console.log(
-  `store writes per transition: ${median(results.map((r) => r.writesPerTransition)).toFixed(2)} (createRun and the wall-clock timer excluded)`,
+  `store writes per transition: ${median(results.map((r) => r.writesPerTransition)).toFixed(2)} requests, ${median(results.map((r) => r.itemsPerTransition)).toFixed(2)} items (createRun and the wall-clock timer excluded)`,
 );

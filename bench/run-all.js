@@ -35,7 +35,7 @@ const BENCHES = [
     rows: (out) => [
       {
         measure: `engine transitions/s, ${concurrency} run${concurrency === 1 ? "" : "s"} at once, embedded store`,
-        result: `${grab(out, /median transitions\/s: (\d+)/)}/s, ${grab(out, /store writes per transition: ([\d.]+)/)} writes each`,
+        result: `${grab(out, /median transitions\/s: (\d+)/)}/s, ${grab(out, /store writes per transition: ([\d.]+) requests/)} write requests (${grab(out, /requests, ([\d.]+) items/)} items) each`,
         target: concurrency === 1 ? "≥ 300/s" : concurrency === 100 ? "not slower than 8" : "—",
       },
     ],

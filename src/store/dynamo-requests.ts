@@ -20,8 +20,12 @@ import { StoreError } from "./store-error.js";
 export interface TableRequestsOptions {
   client: DynamoDBClient;
   table: string;
-  /** Called once per DynamoDB request with its operation name (`PutItem`, `BatchWriteItem`, ...). */
-  onRequest?: (commandName: string) => void;
+  /**
+   * Called once per DynamoDB request with its operation name (`PutItem`, `BatchWriteItem`, ...)
+   * and the number of items it names (a batch's, one for a single-item request, none for a
+   * query): DynamoDB bills each item of a batch as a request of its own.
+   */
+  onRequest?: (commandName: string, items: number) => void;
   /** Retries of a batch's unprocessed items before giving up (default 8). */
   batchRetries?: number;
   /** First backoff before such a retry, doubled each time and capped at 1 s (default 25 ms). */
@@ -47,7 +51,7 @@ export class TableRequests {
   /** Name of the table. */
   readonly table: string;
   readonly #client: DynamoDBClient;
-  readonly #onRequest: ((commandName: string) => void) | undefined;
+  readonly #onRequest: TableRequestsOptions["onRequest"];
   readonly #batchRetries: number;
   readonly #batchRetryDelayMs: number;
 
@@ -115,7 +119,7 @@ export class TableRequests {
         ExclusiveStartKey: start,
         Limit: limit === Infinity ? undefined : limit - found.length,
       });
-      const page = await this.#send("Query", () => this.#client.send(command));
+      const page = await this.#send("Query", () => this.#client.send(command), undefined, 0);
       found.push(...(page.Items ?? []));
       start = page.LastEvaluatedKey;
       if (start === undefined) break;
@@ -142,7 +146,8 @@ export class TableRequests {
           request.PutRequest?.Item === undefined ? [] : [request.PutRequest.Item],
         );
         const check = () => checkBatchWrite(items);
-        const output = await this.#send("BatchWriteItem", () => this.#client.send(command), check);
+        const send = () => this.#client.send(command);
+        const output = await this.#send("BatchWriteItem", send, check, items.length);
         pending = output.UnprocessedItems?.[this.table] ?? [];
       }
     }
@@ -159,7 +164,8 @@ export class TableRequests {
           RequestItems: { [this.table]: { Keys: pending, ConsistentRead: true } },
         });
         const check = () => pending.forEach(checkKey);
-        const output = await this.#send("BatchGetItem", () => this.#client.send(command), check);
+        const send = () => this.#client.send(command);
+        const output = await this.#send("BatchGetItem", send, check, pending.length);
         found.push(...(output.Responses?.[this.table] ?? []));
         pending = output.UnprocessedKeys?.[this.table]?.Keys ?? [];
       }
@@ -191,9 +197,14 @@ export class TableRequests {
     }
   }
 
-  /** Sends one request; `check` refuses it first where DynamoDB itself would. */
-  async #send<T>(operation: string, call: () => Promise<T>, check?: () => void): Promise<T> {
-    this.#onRequest?.(operation);
+  /** Sends one request naming `items` items; `check` refuses it first where DynamoDB would. */
+  async #send<T>(
+    operation: string,
+    call: () => Promise<T>,
+    check?: () => void,
+    items = 1,
+  ): Promise<T> {
+    this.#onRequest?.(operation, items);
     try {
       check?.();
       return await call();

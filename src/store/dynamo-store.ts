@@ -33,7 +33,8 @@ import { StoreError } from "./store-error.js";
 
 /**
  * How a DynamoStore reaches its table: the client, the table name, and an optional `onRequest`
- * hook called once per DynamoDB request with its operation name (to count writes per transition).
+ * hook called once per DynamoDB request with its operation name and item count (to count writes
+ * per transition).
  */
 export type DynamoStoreOptions = TableRequestsOptions;
 

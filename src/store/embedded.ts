@@ -8,6 +8,7 @@ import { dynamoClient } from "./dynamo-client.js";
 import { DynamoStore } from "./dynamo-store.js";
 import { createTable } from "./dynamo-table.js";
 import { StoreError } from "./store-error.js";
+import type { TableRequestsOptions } from "./dynamo-requests.js";
 
 const require = createRequire(import.meta.url);
 
@@ -92,8 +93,8 @@ export interface OpenStoreOptions {
   stateDir?: string;
   /** Read for CLUSTERCODE_DYNAMODB_ENDPOINT, CLUSTERCODE_DYNAMODB_TABLE, AWS_REGION, AWS keys. */
   env: NodeJS.ProcessEnv;
-  /** Passed to the DynamoStore: called once per DynamoDB request. */
-  onRequest?: (commandName: string) => void;
+  /** Passed to the DynamoStore: called once per DynamoDB request (see TableRequestsOptions). */
+  onRequest?: TableRequestsOptions["onRequest"];
 }
 
 /**
