@@ -25,12 +25,8 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = "true";
 const SECRET = "bench-secret";
 /** Linux's clock ticks per second, in which /proc reports CPU time. */
 const CLOCK_TICKS = 100;
-/**
- * On Linux with two or more CPUs and `taskset`, each server runs on CPU 1 alone and this process
- * (the load generator) on CPU 0, so that a server's throughput is its own and not a share of
- * the cores left over by the sender. Otherwise all share the machine.
- */
-let pinned = false;
+/** CPUs to keep the sender and the server apart on, where `taskset` can (see pinApart). */
+let cpus;
 
 if (process.argv[2] === "serve") await serve(process.argv[3]);
 else await main();
@@ -76,20 +72,41 @@ async function serve(kind) {
   });
 }
 
-function pinSender() {
-  if (process.platform !== "linux" || availableParallelism() < 2) return false;
+/**
+ * The machine's CPUs, when it is Linux with two or more of them and `taskset` works; else none.
+ */
+function cpuList() {
+  if (process.platform !== "linux" || availableParallelism() < 2) return undefined;
   try {
-    execFileSync("taskset", ["-pc", "0", String(process.pid)], { stdio: "ignore" });
-    return true;
+    execFileSync("taskset", ["-pc", String(process.pid)], { stdio: "ignore" });
+    return `0-${availableParallelism() - 1}`;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
+/**
+ * For the closed-loop throughput, the server (all its threads) runs on CPU 1 alone and this
+ * process, the sender, on CPU 0: a server's throughput is then its own, not what the sender
+ * leaves of the cores. The latencies at a fixed rate are measured with the CPUs shared, as a
+ * server would have them. Returns what puts the CPUs back.
+ */
+function pinApart(serverPid) {
+  if (cpus === undefined) return () => undefined;
+  const pin = (pid, list) =>
+    execFileSync("taskset", ["-a", "-pc", list, String(pid)], { stdio: "ignore" });
+  pin(process.pid, "0");
+  pin(serverPid, "1");
+  return () => {
+    pin(process.pid, cpus);
+    pin(serverPid, cpus);
+  };
+}
+
 function start(kind) {
-  const argv = [process.execPath, fileURLToPath(import.meta.url), "serve", kind];
-  const [command, ...args] = pinned ? ["taskset", "-c", "1", ...argv] : argv;
-  const child = spawn(command, args, { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "serve", kind], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   return new Promise((resolve, reject) => {
     child.stdout.on("data", (chunk) => {
       const match = /port (\d+)/.exec(String(chunk));
@@ -168,8 +185,12 @@ function cpuMs(pid) {
   }
 }
 
-/** Deliveries per second from `concurrency` senders, and the server's CPU ms per delivery. */
+/**
+ * Deliveries per second from `concurrency` senders, and the server's CPU ms per delivery (with
+ * the sender and the server on CPUs of their own where it can: see pinApart).
+ */
 async function closedLoop(url, delivery, concurrency, seconds, pid) {
+  const unpin = pinApart(pid);
   const cpuBefore = cpuMs(pid);
   let done = 0;
   const end = performance.now() + seconds * 1000;
@@ -181,11 +202,13 @@ async function closedLoop(url, delivery, concurrency, seconds, pid) {
       }
     }),
   );
-  return { throughput: done / seconds, cpuPerDelivery: (cpuMs(pid) - cpuBefore) / done };
+  const cpuPerDelivery = (cpuMs(pid) - cpuBefore) / done;
+  unpin();
+  return { throughput: done / seconds, cpuPerDelivery };
 }
 
 async function main() {
-  pinned = pinSender();
+  cpus = cpuList();
   const [rate, ...moreRates] = String(process.argv[2] ?? 100)
     .split(",")
     .map(Number);
@@ -251,8 +274,8 @@ async function main() {
   console.log(`durable / bare:         ${percent("durable recorded", "bare recorded")}`);
   console.log(`app recorded / durable: ${percent("app recorded", "durable recorded")}`);
   console.log(
-    pinned
-      ? "servers on CPU 1, the sender on CPU 0"
+    cpus !== undefined
+      ? "throughput: each server on CPU 1, the sender on CPU 0; latencies: the CPUs shared"
       : "servers and the sender share the CPUs: throughput ratios understate a server's own gain",
   );
   const cpuRatio =
