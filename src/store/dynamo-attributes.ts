@@ -77,7 +77,8 @@ export function toJson(value: unknown, name: string): string {
   return text;
 }
 
-function requireFinite(value: number): number {
+/** `value`, when DynamoDB can store it as a number; else an `invalid_argument` StoreError. */
+export function requireFinite(value: number): number {
   if (!Number.isFinite(value)) {
     throw new StoreError("invalid_argument", `Cannot store the number ${value}`);
   }

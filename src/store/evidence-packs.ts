@@ -1,7 +1,6 @@
-import { json, reader, toItem, type Item } from "./dynamo-attributes.js";
+import { json, reader, requireFinite, toItem, type Item } from "./dynamo-attributes.js";
 import { keyOf, padSeq } from "./dynamo-items.js";
 import { DYNAMODB_LIMITS } from "./dynamo-limits.js";
-import { StoreError } from "./store-error.js";
 import type { EvidenceRecord } from "./store.js";
 
 // A run's evidence entries written together go in one item, a pack, rather than one item each:
@@ -11,8 +10,8 @@ import type { EvidenceRecord } from "./store.js";
 // lone entry keeps the item of its own (`EV#<seq>`) that the store always wrote, so items
 // written before packs read as they did. Packs have a prefix of their own so that a replica of
 // the build before packs, still running beside this one during a rolling deploy, lists the lone
-// entries it knows and never meets an item it cannot read. Reading flattens both and keeps one entry per seq (a
-// run recovering from a crash writes entries again, possibly in another pack).
+// entries it knows and never meets an item it cannot read. Reading flattens both and keeps one
+// entry per seq (a run recovering from a crash writes entries again, possibly in another pack).
 
 /** The sort key prefix of a run's evidence items, lone (`EV#`) and packed (`EVP#`). */
 export const EVIDENCE_PREFIX = "EV";
@@ -116,9 +115,4 @@ function packedJson({ record, text }: Pick<Packed, "record" | "text">): string {
   // An undefined entry is left out, as it is from a lone item, so that it reads back undefined.
   const entry = text === undefined ? "" : `,"entry":${text}`;
   return `{"seq":${record.seq},"at":${record.at}${entry}}`;
-}
-
-function requireFinite(at: number): void {
-  if (!Number.isFinite(at))
-    throw new StoreError("invalid_argument", `Cannot store the number ${at}`);
 }
