@@ -277,8 +277,11 @@ export function encodeDelivery(delivery: DeliveryRecord): Item {
     deliveryId: delivery.deliveryId,
     event: delivery.event,
     // Compressed: webhook payloads are verbose JSON (about 12 KB for a comment), and DynamoDB
-    // bills writes by the KB; the embedded store also spends its time on bytes.
-    payloadZ: deflateRawSync(toJson(delivery.payload, "payload"), { level: 1 }),
+    // bills writes by the KB; the embedded store also spends its time on bytes. Once processed,
+    // nothing reads the payload again: the record only refuses a redelivery.
+    payloadZ: unprocessed
+      ? deflateRawSync(toJson(delivery.payload, "payload"), { level: 1 })
+      : undefined,
     receivedAt: delivery.receivedAt,
     receivedBy: delivery.receivedBy,
     gsi2pk: unprocessed ? INDEX_PARTITIONS.unprocessedDeliveries : undefined,
@@ -303,7 +306,10 @@ export function decodeDelivery(item: Item): DeliveryRecord {
   const record: DeliveryRecord = {
     deliveryId: read.string("deliveryId"),
     event: read.string("event"),
-    payload: JSON.parse(inflateRawSync(read.binary("payloadZ")).toString("utf8")),
+    // A processed record keeps no payload (see encodeDelivery).
+    payload: read.has("payloadZ")
+      ? JSON.parse(inflateRawSync(read.binary("payloadZ")).toString("utf8"))
+      : null,
     receivedAt: read.number("receivedAt"),
   };
   if (read.has("receivedBy")) record.receivedBy = read.string("receivedBy");

@@ -172,7 +172,8 @@ export interface Store {
   ): Promise<boolean>;
   /**
    * Takes recorded deliveries out of the unprocessed list, rewriting each as processed `at`
-   * (one request per 25: a processing process marks the deliveries it handled together).
+   * (one request per 25: a processing process marks the deliveries it handled together). A
+   * processed record keeps only what refuses a redelivery (its id and times), not the payload.
    */
   markDeliveriesProcessed(deliveries: DeliveryRecord[], at: number): Promise<void>;
   /**

@@ -1,3 +1,4 @@
+import { GetItemCommand } from "@aws-sdk/client-dynamodb";
 import { describe, expect, it } from "vitest";
 import type { DeliveryRecord } from "../../src/store/store.js";
 import { useTestDynamo } from "./dynalite-fixture.js";
@@ -38,6 +39,26 @@ describe("deliveries", () => {
     expect(await store.unprocessedDeliveries(1)).toEqual([delivery("early", 1_000)]);
     // Still a duplicate once processed: a redelivery must not be processed twice.
     expect(await store.recordDelivery(delivery("middle", 7_000))).toBe(false);
+  });
+
+  it("keeps a processed delivery's id and times, not its payload", async () => {
+    const store = await dynamo.newStore();
+    const body = "x".repeat(20_000);
+    const comment = { ...delivery("d1", 1_000), payload: { comment: { body } } };
+    await store.recordDelivery(comment);
+    const stored = () =>
+      dynamo.client.send(
+        new GetItemCommand({
+          TableName: store.table,
+          Key: { pk: { S: "DELIVERY#d1" }, sk: { S: "DELIVERY" } },
+        }),
+      );
+    expect((await stored()).Item?.payloadZ).toBeDefined();
+    await store.markDeliveriesProcessed([comment], 2_000);
+    const processed = (await stored()).Item ?? {};
+    expect(processed.payloadZ).toBeUndefined();
+    expect(processed.processedAt).toEqual({ N: "2000" });
+    expect(await store.recordDelivery(delivery("d1", 3_000))).toBe(false);
   });
 });
 
