@@ -31,7 +31,7 @@ const BENCHES = [
   },
   ...[1, 8, 100].map((concurrency) => ({
     script: "bench/engine-throughput.js",
-    args: [quick ? "1" : concurrency === 100 ? "3" : "7", String(concurrency)],
+    args: [quick ? "1" : { 1: "30", 8: "10", 100: "3" }[concurrency], String(concurrency)],
     rows: (out) => [
       {
         measure: `engine transitions/s, ${concurrency} run${concurrency === 1 ? "" : "s"} at once, embedded store`,

@@ -2,10 +2,34 @@ import type { Effect, RunDefinition, RunSnapshot } from "../engine/model.js";
 import type { Store, StoredRun } from "../store/store.js";
 import { RuntimeError } from "./runtime-error.js";
 
-/** What the runtime keeps in the store's snapshot field: the pinned definition and the state. */
+/** A run as the runtime works on it: the pinned definition and the state. */
 export interface RunDocument {
   definition: RunDefinition;
   state: RunSnapshot;
+}
+
+/**
+ * What the runtime keeps in the store's snapshot field: the definition as JSON text, which the
+ * store keeps beside the run item once it is over a kilobyte (a blob, written with the run's
+ * first version and addressed by content), so that each transition writes only the state.
+ */
+export interface StoredDocument {
+  definition: string;
+  state: RunSnapshot;
+}
+
+/** The definitions' JSON text, made once per definition: every transition of a run shares it. */
+const definitionTexts = new WeakMap<RunDefinition, string>();
+
+/** A run document as the store keeps it (see {@link StoredDocument}). */
+export function storedDocument(document: RunDocument): StoredDocument {
+  const { definition, state } = document;
+  let text = definitionTexts.get(definition);
+  if (text === undefined) {
+    text = JSON.stringify(definition);
+    definitionTexts.set(definition, text);
+  }
+  return { definition: text, state };
 }
 
 /** A run as the runtime reads it: the stored record, its document and its outbox, decoded. */
@@ -30,12 +54,17 @@ export class RunRepository {
   }
 }
 
-/** Decodes a stored record; throws a {@link RuntimeError} when it holds no run document. */
+/**
+ * Decodes a stored record, its definition kept as text or (as runs were written before) as an
+ * object; throws a {@link RuntimeError} when it holds no run document.
+ */
 export function decodeRun(stored: StoredRun): LoadedRun {
   const snapshot: unknown = stored.snapshot;
-  if (!isRecord(snapshot) || !isRecord(snapshot.definition) || !isRecord(snapshot.state))
+  if (!isRecord(snapshot) || !isRecord(snapshot.state))
     throw corrupt(stored, "its snapshot has no definition and state");
-  const { definition, state } = snapshot;
+  const definition = definitionOf(snapshot.definition);
+  if (definition === undefined) throw corrupt(stored, "its snapshot has no definition and state");
+  const { state } = snapshot;
   if (definition.runId !== stored.runId || state.runId !== stored.runId)
     throw corrupt(stored, "its snapshot names another run");
   if (!isRecord(definition.workflow) || typeof state.status !== "string")
@@ -43,8 +72,18 @@ export function decodeRun(stored: StoredRun): LoadedRun {
   if (!Array.isArray(stored.outbox) || !stored.outbox.every(isEffect))
     throw corrupt(stored, "its outbox holds something that is not an effect");
   // The shape checked above is what the runtime wrote; the engine's types describe the rest.
-  const document = snapshot as unknown as RunDocument;
+  const document = { definition, state } as unknown as RunDocument;
   return { stored, document, outbox: stored.outbox };
+}
+
+function definitionOf(value: unknown): Record<string, unknown> | undefined {
+  if (typeof value !== "string") return isRecord(value) ? value : undefined;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return isRecord(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function isEffect(value: unknown): value is Effect {

@@ -7,7 +7,12 @@ import { isRetryable } from "../errors/app-error.js";
 import { StoreError } from "../store/store-error.js";
 import { AfterEffects } from "./after-effects.js";
 import type { Delivery, EffectPerformer, EventSink, Refusal, RunDriver } from "./ports.js";
-import { RunRepository, type LoadedRun, type RunDocument } from "./run-repository.js";
+import {
+  RunRepository,
+  storedDocument,
+  type LoadedRun,
+  type RunDocument,
+} from "./run-repository.js";
 import { createRun, noteRun } from "./admission.js";
 import { RuntimeError } from "./runtime-error.js";
 
@@ -94,7 +99,7 @@ export class Runtime implements EventSink, RunDriver {
       repo: meta.repo,
       workflow: definition.workflow.name,
       status: document.state.status,
-      snapshot: document,
+      snapshot: storedDocument(document),
       outbox: [],
       createdAt: now,
       updatedAt: now,
@@ -208,7 +213,7 @@ export class Runtime implements EventSink, RunDriver {
       ...stored,
       version: stored.version + 1,
       status: result.snapshot.status,
-      snapshot: next,
+      snapshot: storedDocument(next),
       // Evidence of earlier transitions still being written stays in the outbox until it is.
       outbox: [...this.#after.carried(stored.runId), ...result.effects],
       updatedAt: this.#options.now(),

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { RunDocument } from "../runtime/runtime.js";
+import { decodeRun } from "../runtime/run-repository.js";
 import type { Store, StoredRun } from "../store/store.js";
 import type { Answers } from "../github/answers.js";
 import { GitHubAppError, isNotFound } from "../github/errors.js";
@@ -59,7 +59,7 @@ export class AppRunPages implements RunPagesHost {
   }
 
   links(run: StoredRun): RunLinks {
-    const { state } = run.snapshot as RunDocument;
+    const { state } = decodeRun(run).document;
     const base = `https://${this.deps.config.githubHost}/${run.repo}`;
     const branch = state.branch.split("/").map(encodeURIComponent).join("/");
     return {
@@ -75,7 +75,7 @@ export class AppRunPages implements RunPagesHost {
 
   async answer(request: PageAnswer): Promise<AnswerResult> {
     const gh = await this.deps.installations.client(request.run.repo);
-    const { definition } = request.run.snapshot as RunDocument;
+    const { definition } = decodeRun(request.run).document;
     const outcome = await this.deps.answers.applyApproval(
       {
         gh,

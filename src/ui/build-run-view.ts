@@ -1,5 +1,5 @@
 import { isFinal, type RunSnapshot } from "../engine/model.js";
-import type { RunDocument } from "../runtime/runtime.js";
+import { decodeRun } from "../runtime/run-repository.js";
 import type { EvidenceRecord, StoredRun } from "../store/store.js";
 import { DEFAULT_MAX_TRAVERSALS, isTerminal } from "../workflow/graph.js";
 import type { Workflow } from "../workflow/workflow.schema.js";
@@ -33,7 +33,7 @@ export function buildRunView(
   records: readonly EvidenceRecord[],
   links: RunLinks = {},
 ): RunView {
-  const { definition, state } = stored.snapshot as RunDocument;
+  const { definition, state } = decodeRun(stored).document;
   const { workflow } = definition;
   const ordered = [...records].sort((a, b) => a.seq - b.seq);
   const segments = splitByVisit(ordered);
@@ -124,7 +124,7 @@ function visitOf(
 
 /** A stored run as a line of an index; `page` is the run page's path. */
 export function summarizeRun(stored: StoredRun, page: string): RunSummaryView {
-  const { state } = stored.snapshot as RunDocument;
+  const { state } = decodeRun(stored).document;
   return {
     runId: stored.runId,
     repo: stored.repo,

@@ -1,7 +1,8 @@
 import { createHmac, randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { RunEvent, RunSnapshot } from "../engine/model.js";
-import type { Delivery, RunDocument } from "../runtime/runtime.js";
+import { decodeRun } from "../runtime/run-repository.js";
+import type { Delivery } from "../runtime/runtime.js";
 import type { Store, StoredRun } from "../store/store.js";
 import type { Access, AnswerResult, PageAnswer, RunPagesHost } from "./run-pages-host.js";
 
@@ -67,7 +68,7 @@ export class LocalRunPages implements RunPagesHost {
   async answer(request: PageAnswer): Promise<AnswerResult> {
     const { host } = this.options;
     const runId = request.run.runId;
-    const { state } = request.run.snapshot as RunDocument;
+    const { state } = decodeRun(request.run).document;
     if (state.awaiting?.kind !== "approval") {
       return {
         ok: false,

@@ -1,5 +1,6 @@
 import { utcDay } from "../../src/engine/utc-day.js";
 import type { RunDocument } from "../../src/runtime/runtime.js";
+import { decodeRun } from "../../src/runtime/run-repository.js";
 import type { Store } from "../../src/store/store.js";
 import { DEFAULT_MAX_TRAVERSALS } from "../../src/workflow/graph.js";
 import type { FakeGitHub, RecordedRequest } from "../github/helpers/fake-github.js";
@@ -51,7 +52,7 @@ export async function checkInvariants(input: InvariantInput): Promise<string[]> 
       problems.push(`run ${runId} is not in the store`);
       continue;
     }
-    const document = stored.snapshot as RunDocument;
+    const { document } = decodeRun(stored);
     documents.push(document);
     problems.push(...runProblems(document, input.allowUnsettled === true));
     if (input.pushes !== undefined) problems.push(...pushProblems(document, input.pushes));

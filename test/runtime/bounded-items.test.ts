@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { NO_JUDGE } from "../../src/runtime/judge.js";
 import type { Item } from "../../src/store/dynamo-attributes.js";
 import { itemSize } from "../../src/store/dynamo-limits.js";
-import type { DynamoStore } from "../../src/store/dynamo-store.js";
+import { DynamoStore } from "../../src/store/dynamo-store.js";
 import { InstantWorld } from "../agents/instant-world.js";
 import { definitionOf, workflowOf } from "../engine/harness.js";
 import { useTestDynamo } from "../store/dynalite-fixture.js";
@@ -88,6 +88,33 @@ describe("a run's items stay within DynamoDB's limits", () => {
     expect(dispatches.every((effect) => effect.request.files?.brief === CJK_BRIEF)).toBe(true);
     // About 1,200 transitions: seconds alone, longer on a loaded CI machine.
   }, 120_000);
+
+  it("keeps a run's pinned definition beside the run item: a transition writes the state", async () => {
+    const store = await dynamo.newStore();
+    const world = new InstantWorld({ store, judge: NO_JUDGE, repository: "/nowhere" });
+    const brief = "The login page rejects valid passwords. ".repeat(20);
+    const definition = definitionOf(grind, { runId: "pinned", brief });
+    const text = JSON.stringify(definition);
+    expect(Buffer.byteLength(text)).toBeGreaterThan(1024);
+    await world.runtime.start(definition, { repo: "acme/app" });
+    const settled = await world.settled("pinned", 60_000);
+    expect(settled.definition).toEqual(definition);
+    expect(settled.state.status).toBe("succeeded");
+
+    const items = await scanAll(store);
+    const runItem = items.find((item) => item.sk?.S === "RUN") ?? {};
+    const snapshot = JSON.parse(runItem.snapshot?.S ?? "{}") as { definition: unknown };
+    expect(snapshot.definition).toEqual({ $blob: expect.stringMatching(/^[0-9a-f]{64}\/1$/) });
+    const blobs = items.filter((item) => item.sk?.S?.startsWith("BLOB#"));
+    expect(blobs).toHaveLength(1);
+    // Read back by another process, the run is whole.
+    const again = new InstantWorld({
+      store: new DynamoStore({ client: dynamo.client, table: store.table }),
+      judge: NO_JUDGE,
+      repository: "/nowhere",
+    });
+    expect((await again.runtime.load("pinned"))?.document.definition).toEqual(definition);
+  });
 
   it("a run whose brief is 210,000 characters succeeds, its brief stored outside the run item", async () => {
     const store = await dynamo.newStore();

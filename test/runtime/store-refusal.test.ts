@@ -12,9 +12,11 @@ import { useTestDynamo } from "../store/dynalite-fixture.js";
 
 const dynamo = useTestDynamo();
 
-// 70,000 short setup commands: the pinned definition fits in the run item (280 KB), but the
-// DevBox claim that repeats them in the outbox makes the next state too large for DynamoDB.
-const setup = Array.from({ length: 70_000 }, () => "t").join(", ");
+// 240 setup commands of 1,000 backslashes each: the file is within the 256 KiB a workflow may
+// have and the pinned definition is kept beside the run item (a blob), but JSON doubles each
+// backslash, so the DevBox claim that repeats the commands in the outbox (strings under 1 KB
+// stay inline) makes the next state about 480 KB, too large for DynamoDB.
+const setup = Array.from({ length: 240 }, () => `'${"\\".repeat(1_000)}'`).join(", ");
 const oversized = workflowOf(`version: 1
 name: oversized
 on: { label: go }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { EvidenceEntry } from "../../src/engine/model.js";
-import type { RunDocument } from "../../src/runtime/runtime.js";
+import { decodeRun } from "../../src/runtime/run-repository.js";
 import { renderCheckRuns } from "../../src/github/render-checks.js";
 import { renderStatusComment } from "../../src/github/render-status.js";
 import { buildRunView } from "../../src/ui/build-run-view.js";
@@ -148,7 +148,7 @@ describe("the pages", () => {
 
 describe("links from GitHub to the pages", () => {
   const { stored, evidence } = replayGolden("lifecycle-rework-and-reject", { until: atApproval });
-  const { definition, state } = stored.snapshot as RunDocument;
+  const { definition, state } = decodeRun(stored).document;
   const entries = evidence.map((record) => record.entry as EvidenceEntry);
   const page = "https://cc.example.com/runs/Codertocat/Hello-World/r1";
 

@@ -8,6 +8,7 @@ import { Probot, ProbotOctokit } from "probot";
 import { clusterCodeApp } from "../../../src/github/app.js";
 import { AppHost } from "../../../src/github/app-host.js";
 import type { RunDocument } from "../../../src/runtime/runtime.js";
+import { decodeRun } from "../../../src/runtime/run-repository.js";
 import { webhookExample } from "./examples.js";
 import { FakeGitHub } from "./fake-github.js";
 
@@ -165,7 +166,9 @@ export async function startTestApp(
         const run = runs.find((candidate) => candidate.status === status);
         if (run !== undefined) {
           await app.host.idle();
-          return (await app.host.store.getRun(run.runId))?.snapshot as RunDocument;
+          const stored = await app.host.store.getRun(run.runId);
+          if (stored === undefined) throw new Error(`run ${run.runId} vanished`);
+          return decodeRun(stored).document;
         }
         if (Date.now() > deadline) {
           throw new Error(
