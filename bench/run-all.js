@@ -42,7 +42,7 @@ const BENCHES = [
   })),
   {
     script: "bench/webhook-ack.js",
-    args: quick ? ["50,100", "1", "4", "1"] : ["100,500", "10", "16", "3"],
+    args: quick ? ["50,100", "1", "4", "1"] : ["100,500", "6", "16", "5"],
     rows: (out) => [
       {
         measure: `webhook ack latency at ${quick ? 50 : 100}/s offered, a delivery the app records`,

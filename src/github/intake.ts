@@ -24,6 +24,13 @@ export const ACK_DEADLINE_MS = 5_000;
 const QUEUE_LIMIT = 1_000;
 /** Deliveries handled at the same time at most, by default (each in its own lane). */
 const LANES = 8;
+/** Handled deliveries are marked processed once this many wait (one BatchWriteItem)... */
+const MARK_GROUP = 25;
+/**
+ * ...or this long after the first of them, by default, so that a steady trickle shares its
+ * marks: a mark only takes a delivery off the unprocessed index, for another process's sweep.
+ */
+const MARK_WINDOW_MS = 250;
 
 /** A delivery queued for handling, with the claims it may take over when a sweep found it. */
 interface Queued {
@@ -64,8 +71,9 @@ export class DeliveryIntake {
   #spilled = false;
   #refilling: Promise<void> | undefined;
   #marking: Promise<void> | undefined;
+  #markWindow: NodeJS.Timeout | undefined;
   /** Deliveries handled, waiting for the write that marks them processed. */
-  readonly #handled: DeliveryRecord[] = [];
+  #handled: DeliveryRecord[] = [];
   readonly #writer: DeliveryWriter;
   #timer: NodeJS.Timeout | undefined;
 
@@ -92,6 +100,8 @@ export class DeliveryIntake {
       lanes?: number;
       /** How often {@link start} sweeps (its liveness lease lasts three periods); default 30 s. */
       sweepPeriodMs?: number;
+      /** Longest a handled delivery waits to be marked with others; default 250 ms. */
+      markWindowMs?: number;
     },
   ) {
     this.#writer = new DeliveryWriter(deps.store, () => this.#pump());
@@ -241,10 +251,19 @@ export class DeliveryIntake {
     clearInterval(this.#timer);
   }
 
-  /** Waits until every queued delivery was handled (and those waiting in the store paged in). */
+  /**
+   * Waits until every queued delivery was handled and marked processed (and those waiting in
+   * the store paged in).
+   */
   async idle(): Promise<void> {
-    while (this.#active.size > 0 || this.#marking !== undefined || this.#refilling !== undefined) {
+    while (
+      this.#active.size > 0 ||
+      this.#handled.length > 0 ||
+      this.#marking !== undefined ||
+      this.#refilling !== undefined
+    ) {
       await Promise.all(this.#active);
+      if (this.#marking === undefined && this.#handled.length > 0) this.#mark();
       await this.#marking;
       await this.#refilling;
     }
@@ -308,25 +327,40 @@ export class DeliveryIntake {
   }
 
   /**
-   * Marks a handled delivery processed, in the background: one write at a time, so the
-   * deliveries handled while one is under way are marked together by the next.
+   * Marks a handled delivery processed, in the background and in groups: one write at a time,
+   * started once {@link MARK_GROUP} deliveries wait or `markWindowMs` after the first.
+   * Until it is marked, a delivery stays held here, so this process's sweeps leave it alone.
    */
   #markHandled(delivery: DeliveryRecord): void {
     this.#handled.push(delivery);
-    this.#marking ??= (async () => {
-      while (this.#handled.length > 0) {
-        const handled = this.#handled.splice(0);
-        await this.deps.store
-          .markDeliveriesProcessed(handled, this.deps.now())
-          .catch((error: unknown) => handled.forEach((d) => this.deps.onError(error, d)));
+    this.#scheduleMark();
+  }
+
+  #scheduleMark(): void {
+    if (this.#marking !== undefined || this.#handled.length === 0) return;
+    if (this.#handled.length >= MARK_GROUP) return this.#mark();
+    const window = this.deps.markWindowMs ?? MARK_WINDOW_MS;
+    this.#markWindow ??= setTimeout(() => this.#mark(), window).unref();
+  }
+
+  #mark(): void {
+    clearTimeout(this.#markWindow);
+    this.#markWindow = undefined;
+    const handled = this.#handled;
+    this.#handled = [];
+    this.#marking = this.deps.store
+      .markDeliveriesProcessed(handled, this.deps.now())
+      .catch((error: unknown) => handled.forEach((d) => this.deps.onError(error, d)))
+      .then(() => {
         for (const done of handled) {
           this.#held.delete(done.deliveryId);
           if (this.#sweeps > 0) this.#markedWhileSweeping.add(done.deliveryId);
         }
-      }
-    })().finally(() => {
-      this.#marking = undefined;
-    });
+      })
+      .finally(() => {
+        this.#marking = undefined;
+        this.#scheduleMark();
+      });
   }
 }
 

@@ -146,6 +146,40 @@ describe("delivery intake", () => {
     expect(await store.unprocessedDeliveries()).toEqual([]);
   });
 
+  it("marks handled deliveries 25 at a time, or once the window passes, or when idle", async () => {
+    const requests: string[] = [];
+    const store = await dynamo.newStore({ onRequest: (name) => requests.push(name) });
+    const handled: string[] = [];
+    const intake = new DeliveryIntake({
+      store,
+      holder: "here",
+      now: () => 1_000_000,
+      markWindowMs: 60_000,
+      handle: (delivery) => {
+        handled.push(delivery.deliveryId);
+        return Promise.resolve();
+      },
+      onError: (error) => {
+        throw error;
+      },
+    });
+    // One at a time, as a steady trickle arrives: each is handled before the next comes.
+    for (let i = 0; i < 30; i++) {
+      await intake.record(`d${i}`, "issues", {});
+      for (let t = 0; t < 400 && handled.length <= i; t++) await sleep(5);
+    }
+    for (let t = 0; t < 400 && handled.length < 30; t++) await sleep(25);
+    expect(handled).toHaveLength(30);
+    // The first 25 share one write; the other 5 wait for the window, or for idle().
+    const unprocessed = async () => (await store.unprocessedDeliveries()).length;
+    for (let t = 0; t < 400 && (await unprocessed()) > 5; t++) await sleep(25);
+    expect(await unprocessed()).toBe(5);
+    expect(requests.filter((name) => name === "BatchWriteItem")).toEqual(["BatchWriteItem"]);
+    await intake.idle();
+    expect(requests.filter((name) => name === "BatchWriteItem")).toHaveLength(2);
+    expect(await store.unprocessedDeliveries()).toEqual([]);
+  });
+
   it("marks a handled delivery processed while the next one is still being handled", async () => {
     const store = await dynamo.newStore();
     let release: () => void = () => {};
