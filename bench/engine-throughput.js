@@ -93,7 +93,9 @@ for (let r = -1; r < rounds; r++) {
   itemCount = 0;
   const started = performance.now();
   const transitions = (
-    await Promise.all(Array.from({ length: concurrency }, (_, c) => oneRun((r + 1) * concurrency + c)))
+    await Promise.all(
+      Array.from({ length: concurrency }, (_, c) => oneRun((r + 1) * concurrency + c)),
+    )
   ).reduce((a, b) => a + b, 0);
   await runtime.idle();
   const ms = performance.now() - started;
