@@ -338,9 +338,9 @@ export class DeliveryIntake {
 
   #scheduleMark(): void {
     if (this.#marking !== undefined || this.#handled.length === 0) return;
-    if (this.#handled.length >= MARK_GROUP) return this.#mark();
     const window = this.deps.markWindowMs ?? MARK_WINDOW_MS;
-    this.#markWindow ??= setTimeout(() => this.#mark(), window).unref();
+    if (this.#handled.length >= MARK_GROUP) this.#mark();
+    else this.#markWindow ??= setTimeout(() => this.#mark(), window).unref();
   }
 
   #mark(): void {

@@ -60,10 +60,9 @@ export class RunRepository {
  */
 export function decodeRun(stored: StoredRun): LoadedRun {
   const snapshot: unknown = stored.snapshot;
-  if (!isRecord(snapshot) || !isRecord(snapshot.state))
+  const definition = isRecord(snapshot) ? definitionOf(snapshot.definition) : undefined;
+  if (!isRecord(snapshot) || definition === undefined || !isRecord(snapshot.state))
     throw corrupt(stored, "its snapshot has no definition and state");
-  const definition = definitionOf(snapshot.definition);
-  if (definition === undefined) throw corrupt(stored, "its snapshot has no definition and state");
   const { state } = snapshot;
   if (definition.runId !== stored.runId || state.runId !== stored.runId)
     throw corrupt(stored, "its snapshot names another run");
