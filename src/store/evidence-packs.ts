@@ -25,7 +25,7 @@ export const PACK_BYTES = DYNAMODB_LIMITS.itemBytes / 4;
 /** One entry of a pack, as JSON text: `{"seq":…,"at":…,"entry":…}`. */
 interface Packed {
   record: EvidenceRecord;
-  /** The entry's own JSON, made once to size the pack; undefined for an entry that is. */
+  /** The entry's own JSON, made once to size the pack; undefined when the entry is. */
   text: string | undefined;
   bytes: number;
 }
