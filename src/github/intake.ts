@@ -338,9 +338,11 @@ export class DeliveryIntake {
 
   #scheduleMark(): void {
     if (this.#marking !== undefined || this.#handled.length === 0) return;
-    const window = this.deps.markWindowMs ?? MARK_WINDOW_MS;
     if (this.#handled.length >= MARK_GROUP) this.#mark();
-    else this.#markWindow ??= setTimeout(() => this.#mark(), window).unref();
+    else {
+      const window = this.deps.markWindowMs ?? MARK_WINDOW_MS;
+      this.#markWindow ??= setTimeout(() => this.#mark(), window).unref();
+    }
   }
 
   #mark(): void {
