@@ -48,6 +48,11 @@ export class RunRepository {
   constructor(readonly store: Store) {}
 
   /** Reads and decodes a run; undefined when there is none. */
+  /** The run's stored version, without its snapshot. */
+  version(runId: string): Promise<number | undefined> {
+    return this.store.getRunVersion(runId);
+  }
+
   async get(runId: string): Promise<LoadedRun | undefined> {
     const stored = await this.store.getRun(runId);
     return stored === undefined ? undefined : decodeRun(stored);

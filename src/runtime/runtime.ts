@@ -168,6 +168,7 @@ export class Runtime implements EventSink, RunDriver {
     for (let attempt = 0; attempt < MAX_CONFLICTS; attempt++) {
       let loaded = this.#latest.get(runId);
       this.#latest.delete(runId);
+      const cached = loaded !== undefined;
       if (loaded === undefined) {
         // Receipts this process is still writing decide what the outbox still owes.
         await this.#after.settled(runId);
@@ -181,6 +182,9 @@ export class Runtime implements EventSink, RunDriver {
       const { document } = loaded;
       const result = step(document.definition, document.state, event);
       if (result.refused !== undefined) {
+        // Another replica may have moved the run past the copy this process cached: an event
+        // is refused only on the store's current version, never on a stale copy.
+        if (cached && (await this.#runs.version(runId)) !== loaded.stored.version) continue;
         this.#latest.set(runId, loaded);
         const refused: Refusal = { code: "not-applicable", message: result.refused };
         return { applied: false, state: document.state, refused };

@@ -64,8 +64,21 @@ export class TableRequests {
   }
 
   /** GetItem with a strongly consistent read. */
-  async get(key: Item): Promise<Item | undefined> {
-    const command = new GetItemCommand({ TableName: this.table, Key: key, ConsistentRead: true });
+  /** GetItem, strongly consistent; with `attributes`, only those (a projection). */
+  async get(key: Item, attributes?: string[]): Promise<Item | undefined> {
+    const projection =
+      attributes === undefined
+        ? {}
+        : {
+            ProjectionExpression: attributes.map((_, i) => `#p${i}`).join(", "),
+            ExpressionAttributeNames: Object.fromEntries(attributes.map((a, i) => [`#p${i}`, a])),
+          };
+    const command = new GetItemCommand({
+      TableName: this.table,
+      Key: key,
+      ConsistentRead: true,
+      ...projection,
+    });
     return (
       await this.#send(
         "GetItem",

@@ -91,6 +91,11 @@ export class DynamoStore implements Store {
     return item && (await this.#decodeRuns([item]))[0];
   }
 
+  async getRunVersion(runId: string): Promise<number | undefined> {
+    const item = await this.#requests.get(keyOf.run(runId), ["version"]);
+    return item?.version?.N === undefined ? undefined : Number(item.version.N);
+  }
+
   async saveRun(run: StoredRun): Promise<boolean> {
     if (!Number.isSafeInteger(run.version) || run.version < 2) {
       throw new StoreError("invalid_argument", `A saved run has version 2 or more: ${run.version}`);

@@ -105,6 +105,8 @@ export interface Store {
   /** Creates a run at version 1 (linked to its issue, if any); false when the id already exists. */
   createRun(run: StoredRun): Promise<boolean>;
   getRun(runId: string): Promise<StoredRun | undefined>;
+  /** A run's stored version alone (one small consistent read); undefined when there is no run. */
+  getRunVersion(runId: string): Promise<number | undefined>;
   /**
    * Writes `run` (whose version is the new one) if the stored version is `run.version - 1`;
    * false when another writer got there first.
