@@ -1,3 +1,4 @@
+import { DEVBOX_LEASE_MS } from "../runtime/devbox-leases.js";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { gitHostBaseUrl, repositoryCloneUrl } from "../devbox/git-host.js";
@@ -124,6 +125,8 @@ export class AppHost {
         return { url: cloneUrl(repo, token), secret: token };
       }),
       holder,
+      // Replicas share the store: which of them runs a DevBox is a lease in it.
+      devboxLeaseMs: Number(env.CLUSTERCODE_DEVBOX_LEASE_MS ?? "") || DEVBOX_LEASE_MS,
       ...faultInjection(env),
       telemetry: await openTelemetry(env),
       surfaces: surfacesOf,

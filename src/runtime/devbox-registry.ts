@@ -37,6 +37,11 @@ export class DevBoxRegistry implements DevBoxEventSink {
     return this.#live.has(globalDevBoxId(runId, devboxId));
   }
 
+  /** The global ids of the DevBoxes this process runs. */
+  liveIds(): string[] {
+    return [...this.#live.keys()];
+  }
+
   /** Is global DevBox `id` started here? */
   has(id: string): boolean {
     return this.#live.has(id);

@@ -7,6 +7,7 @@ import { gatherJudgeContext } from "../agents/judge-material.js";
 import { pendingQuestions } from "../engine/judging.js";
 import type { EvidenceEntry } from "../engine/model.js";
 import type { Store } from "../store/store.js";
+import type { DevBoxLeases } from "./devbox-leases.js";
 import { globalDevBoxId, type DevBoxRegistry } from "./devbox-registry.js";
 import type { Judge, JudgeRequest } from "./judge.js";
 import type { EffectPerformer, EventSink } from "./ports.js";
@@ -34,6 +35,12 @@ export interface DevBoxEffectsDeps {
   source: DevBoxSource;
   now: () => number;
   /**
+   * DevBox ownership in the store, when replicas share it: a claim starts its DevBox only under
+   * its lease, and a DevBox whose lease another replica took is stopped. Without, this process
+   * is the only one (the CLI's state directory is held by one process).
+   */
+  leases?: DevBoxLeases;
+  /**
    * Where judges' diffs come from, asked with the run's repository as the store names it
    * (a local path, or owner/name on GitHub); without one a judge reads no diff.
    */
@@ -57,6 +64,29 @@ export class DevBoxEffects implements EffectPerformer {
     return this.deps.registry.isLive(runId, devboxId);
   }
 
+  /**
+   * May this process declare DevBox `devboxId` of `runId`, which it does not run, lost? Only
+   * when no live replica owns it: its lease lapsed (taken here until it is declared lost).
+   */
+  async mayDeclareLost(runId: string, devboxId: string): Promise<boolean> {
+    const { leases } = this.deps;
+    return leases === undefined || leases.take(globalDevBoxId(runId, devboxId));
+  }
+
+  /** Starts renewing the leases of this process's DevBoxes; one taken over is stopped here. */
+  keepLeases(onError: (error: unknown) => void): void {
+    const { leases, registry, hub, executor } = this.deps;
+    leases?.start(
+      () => registry.liveIds(),
+      (id) => {
+        registry.forget(id);
+        hub.release(id);
+        executor.stop(id).catch(onError);
+      },
+      onError,
+    );
+  }
+
   /** Performs `effect` of `runId`; later results are offered to `events`. */
   async perform(runId: string, effect: Effect, events: EventSink): Promise<unknown> {
     const { hub, executor, store, registry } = this.deps;
@@ -64,6 +94,9 @@ export class DevBoxEffects implements EffectPerformer {
       case "devbox.claim": {
         const id = globalDevBoxId(runId, effect.devboxId);
         if (registry.has(id)) return { started: "already" };
+        // Another replica started it (its outbox performed twice): one claim, one DevBox.
+        if (this.deps.leases !== undefined && !(await this.deps.leases.take(id)))
+          return { started: "elsewhere" };
         const { token } = hub.register({ devboxId: id, runId });
         registry.claimed(id, events);
         // Provider keys the hub holds stay with it: the DevBox gets placeholders and its proxy.
@@ -90,6 +123,7 @@ export class DevBoxEffects implements EffectPerformer {
           // A DevBox that cannot start fails its node with the reason; the run goes on from there.
           registry.forget(id);
           hub.release(id);
+          await this.deps.leases?.release(id);
           const reason = error instanceof Error ? error.message : String(error);
           const at = this.deps.now();
           queueMicrotask(() =>
@@ -110,6 +144,7 @@ export class DevBoxEffects implements EffectPerformer {
         registry.forget(id);
         hub.release(id);
         await executor.stop(id);
+        await this.deps.leases?.release(id);
         return { stopped: id };
       }
       case "command.dispatch": {

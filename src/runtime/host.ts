@@ -8,6 +8,7 @@ import { DevBoxRegistry } from "./devbox-registry.js";
 import { DevBoxEffects, type DevBoxSource } from "./effects.js";
 import type { Judge } from "./judge.js";
 import type { DevBoxEventSink, HostLog, SurfacesPort } from "./ports.js";
+import { DevBoxLeases } from "./devbox-leases.js";
 import { recoverRun, recoverRuns } from "./recover.js";
 import { RunRepository, type RunDocument } from "./run-repository.js";
 import { Runtime, type RuntimeOptions } from "./runtime.js";
@@ -47,6 +48,11 @@ export interface HostPorts {
   onTransition?: (run: RunDocument, effects: Effect[], event: RunEvent) => void;
   /** Where spans and metrics of runs go; default nowhere. */
   telemetry?: Telemetry;
+  /**
+   * Replicas share the store: DevBoxes are owned under leases of this length (see
+   * {@link DevBoxLeases}); unset for a process that is alone with its store (the CLI).
+   */
+  devboxLeaseMs?: number;
   /** Fault injection at the runtime's effect boundaries (see {@link RuntimeOptions}). */
   atBoundary?: RuntimeOptions["atBoundary"];
 }
@@ -67,7 +73,10 @@ export class Host {
     private readonly devboxes: DevBoxPorts,
     private readonly clock: () => number,
     readonly telemetry: Telemetry,
+    private readonly leases: DevBoxLeases | undefined,
   ) {}
+
+  #recheck: NodeJS.Timeout | undefined;
 
   /**
    * Creates a run queued and starts it when its workflow's admission allows it now; else it
@@ -84,24 +93,38 @@ export class Host {
   }
 
   /** Picks up one run after the process that drove it stopped (see {@link recoverRun}). */
-  resume(runId: string, reason: string): Promise<RunSnapshot | undefined> {
+  async resume(runId: string, reason: string): Promise<RunSnapshot | undefined> {
     const deps = { runtime: this.runtime, effects: this.effects, now: this.clock };
-    return recoverRun(deps, runId, reason);
+    return (await recoverRun(deps, runId, reason)).state;
   }
 
-  /** Picks up every active run a previous process left, and drains queues a crash left. */
-  recover(reason: string): Promise<void> {
-    return recoverRuns(
-      {
-        runtime: this.runtime,
-        effects: this.effects,
-        now: this.clock,
-        runs: new RunRepository(this.store),
-        surfaces: this.surfaces,
-        settlement: this.settlement,
-      },
+  /**
+   * Picks up every active run a previous process left, and drains queues a crash left. Runs
+   * with DevBoxes another replica owns are looked at again each time a lease could have lapsed,
+   * until none is owned elsewhere: a replica that died with them is then found out.
+   */
+  async recover(reason: string): Promise<void> {
+    const runs = new RunRepository(this.store);
+    const deps = { runtime: this.runtime, effects: this.effects, now: this.clock };
+    const elsewhere = await recoverRuns(
+      { ...deps, runs, surfaces: this.surfaces, settlement: this.settlement },
       reason,
     );
+    const recheck = (runIds: string[]) => {
+      if (runIds.length === 0 || this.leases === undefined) return;
+      this.#recheck = setTimeout(() => {
+        void (async () => {
+          const still: string[] = [];
+          for (const runId of runIds) {
+            const recovered = await recoverRun(deps, runId, reason).catch(() => undefined);
+            if (recovered?.ownedElsewhere !== false) still.push(runId);
+          }
+          recheck(still);
+        })();
+      }, this.leases.ms);
+      this.#recheck.unref();
+    };
+    recheck(elsewhere);
   }
 
   /** Waits until the events offered so far and the queue drains they started are done. */
@@ -114,6 +137,8 @@ export class Host {
 
   /** Stops the timer pump, waits for runs in flight, stops DevBoxes and the hub, flushes spans. */
   async close(): Promise<void> {
+    clearTimeout(this.#recheck);
+    await this.leases?.stop();
     await this.pump.stop();
     await this.idle();
     await this.devboxes.close();
@@ -129,8 +154,13 @@ export async function createHost(ports: HostPorts): Promise<Host> {
   const settlement = new Settlement({ store, admission, surfaces, log });
   const registry = new DevBoxRegistry(now);
   const devboxes = await ports.devboxes(registry, surfaces);
+  const leases =
+    ports.devboxLeaseMs === undefined
+      ? undefined
+      : new DevBoxLeases({ store, holder, now, ms: ports.devboxLeaseMs });
   const effects = new DevBoxEffects({
     store,
+    ...(leases === undefined ? {} : { leases }),
     hub: devboxes.hub,
     executor: devboxes.executor,
     registry,
@@ -153,6 +183,7 @@ export async function createHost(ports: HostPorts): Promise<Host> {
     ...(ports.atBoundary === undefined ? {} : { atBoundary: ports.atBoundary }),
   });
   const pump = new TimerPump({ store, runtime, now, onError: (e) => log.error("timers", e) });
+  effects.keepLeases((error) => log.error("DevBox leases", error));
   return new Host(
     store,
     runtime,
@@ -164,5 +195,6 @@ export async function createHost(ports: HostPorts): Promise<Host> {
     devboxes,
     now,
     telemetry,
+    leases,
   );
 }

@@ -64,4 +64,27 @@ describe("two app replicas over one DynamoDB endpoint", () => {
     await expectOnce(store, runs);
     await b.stop();
   }, 120_000);
+
+  it("declares a DevBox lost only once the replica that runs it is gone", async () => {
+    const { table, store } = await newTable();
+    const a = new Replica(dynamo.endpoint, table, "a");
+    const b = new Replica(dynamo.endpoint, table, "b");
+    // Replica a runs the build's DevBox; its command is still running.
+    await a.ask({ op: "start", run: "held", hold: true });
+    // b recovers (as a replica that just restarted does): a is alive, so nothing is lost.
+    expect(await b.ask({ op: "recover-once", run: "held" })).toMatchObject({
+      ownedElsewhere: true,
+    });
+    expect((await store.getRun("held"))?.status).toBe("running");
+    const kinds = async () => (await b.ask({ op: "evidence", run: "held" })).kinds as string[];
+    expect(await kinds()).not.toContain("attempt.lost");
+    // a dies with its DevBox; once its lease lapses, b declares the DevBox lost.
+    await a.kill();
+    expect(await b.ask({ op: "recover" })).toMatchObject({ ownedElsewhere: [] });
+    // Evidence is written just after the transition: read until it is there (bounded).
+    for (let i = 0; i < 100 && !(await kinds()).includes("attempt.lost"); i++)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await kinds()).toContain("attempt.lost");
+    await b.stop();
+  }, 120_000);
 });

@@ -76,6 +76,8 @@ export class LoopbackApp {
       CLUSTERCODE_GITHUB_WRITE_GAP_MS: "0",
       CLUSTERCODE_GITHUB_NOTIFICATION_GAP_MS: "0",
       CLUSTERCODE_DEVBOX_LAPSE_MS: "30000",
+      // A killed replica's DevBoxes are declared lost once their leases lapse: seconds here.
+      CLUSTERCODE_DEVBOX_LEASE_MS: "2000",
     });
     mkdirSync(join(dir, "state"));
     return new LoopbackApp(dir, remote, github, server, env);
