@@ -104,6 +104,7 @@ export class AppHost {
     const surfacesOf = (admission: Admission) =>
       (surfaces = new Surfaces({
         store,
+        holder,
         installations,
         admission,
         onError: (error, runId) => log.error(`surfaces of run ${runId}`, error),

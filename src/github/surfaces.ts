@@ -17,6 +17,11 @@ import { decodeRun, type RunDocument } from "../runtime/run-repository.js";
 /** How many times a run's sync is tried in a row when it fails retryably. */
 const SYNC_ATTEMPTS = 5;
 
+/** How long a replica may hold a run's surfaces (released when its sync ends). */
+const SURFACE_LEASE_MS = 60_000;
+/** How many times a sync waits for another replica's sync of the run before giving up. */
+const BUSY_ATTEMPTS = 20;
+
 /** How many runs' memos a process keeps in memory (the store keeps them all). */
 const MAX_MEMOS = 1000;
 
@@ -48,6 +53,11 @@ export class Surfaces {
   constructor(
     private readonly deps: {
       store: Store;
+      /**
+       * This replica, as leases name their holder, when replicas share the store: a run's
+       * surfaces are written under a lease, by one replica at a time, from the memo in the store.
+       */
+      holder?: string;
       installations: Installations;
       admission: Admission;
       onError: (error: unknown, runId: string) => void;
@@ -71,17 +81,19 @@ export class Surfaces {
     const lane = this.#lane;
     const run = (async () => {
       let failures = 0;
+      let busy = 0;
       // A resync of this run already under way finishes first (syncs of a run never overlap).
       if (lane?.syncing?.runId === runId) await lane.syncing.done;
       do {
         // A burst of transitions (a node ending, the next one starting) becomes one sync; a
-        // sync again after a failure waits longer each time.
-        const wait = (this.deps.debounceMs ?? 250) * 2 ** failures;
+        // sync again after a failure, or after another replica's sync, waits longer each time.
+        const wait = (this.deps.debounceMs ?? 250) * 2 ** Math.min(failures + busy, 4);
         await new Promise((resolve) => setTimeout(resolve, wait));
         this.#dirty.delete(runId);
         try {
-          await this.sync(runId);
-          failures = 0;
+          // Another replica syncing the run now may have read it before this transition.
+          if (await this.sync(runId)) failures = busy = 0;
+          else if (++busy < BUSY_ATTEMPTS) this.#dirty.add(runId);
         } catch (error) {
           this.deps.onError(error, runId);
           // GitHub's outage or rate limit would leave the run's last state unshown: sync again
@@ -115,7 +127,11 @@ export class Surfaces {
       const [runId] = this.#backlog;
       if (runId === undefined) return;
       this.#backlog.delete(runId);
-      const done = this.sync(runId).catch((error: unknown) => this.deps.onError(error, runId));
+      // A run another replica is syncing now needs no resync from this one.
+      const done = this.sync(runId).then(
+        () => undefined,
+        (error: unknown) => this.deps.onError(error, runId),
+      );
       lane.syncing = { runId, done };
       await done;
       delete lane.syncing;
@@ -129,11 +145,29 @@ export class Surfaces {
     }
   }
 
-  /** Brings every surface of `runId` up to date now. */
-  async sync(runId: string): Promise<void> {
-    const stored = await this.deps.store.getRun(runId);
-    if (stored === undefined) return;
-    await this.#syncStored(runId, stored);
+  /**
+   * Brings every surface of `runId` up to date now; false when another replica is doing so
+   * (it holds the run's surface lease).
+   */
+  async sync(runId: string): Promise<boolean> {
+    const { store, holder } = this.deps;
+    const lease = `surfaces/${runId}`;
+    if (
+      holder !== undefined &&
+      !(await store.acquireLease(lease, holder, Date.now(), SURFACE_LEASE_MS))
+    )
+      return false;
+    try {
+      const stored = await store.getRun(runId);
+      if (stored !== undefined) await this.#syncStored(runId, stored);
+      return true;
+    } finally {
+      if (holder !== undefined) {
+        // Another replica may write the surfaces next: the memo to start from is the store's.
+        this.#memos.delete(runId);
+        await store.releaseLease(lease, holder);
+      }
+    }
   }
 
   async #syncStored(runId: string, stored: StoredRun): Promise<void> {

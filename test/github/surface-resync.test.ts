@@ -74,6 +74,42 @@ describe("a restart's resync of surfaces", () => {
   });
 });
 
+describe("surfaces of one run synced by two replicas at once", () => {
+  let app: TestApp | undefined;
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+  });
+
+  it("creates each check run and comment once: one replica writes while the other waits", async () => {
+    app = await startTestApp(GATED);
+    app.github.permissions.set("alice", "write");
+    await app.deliver("issues", labeledOn(9));
+    const { state } = await app.waitForStatus("awaiting_input");
+    // Both replicas start from nothing, as two restarted ones do: no memo, no surfaces yet.
+    await app.host.store.putSurfaceMemo(state.runId, {});
+    app.github.checkRuns.splice(0);
+    app.github.comments.splice(0);
+    const first = app.host.surfaces;
+    const deps = (first as unknown as { deps: ConstructorParameters<typeof Surfaces>[0] }).deps;
+    const second = new Surfaces({ ...deps, holder: "replica-2" });
+
+    const synced = await Promise.all([first.sync(state.runId), second.sync(state.runId)]);
+
+    const names = app.github.checkRuns.map((check) => check.name);
+    expect(names.length).toBeGreaterThan(0);
+    expect(names).toEqual([...new Set(names)]);
+    expect(synced.filter(Boolean)).toHaveLength(1);
+    const marker = statusMarker(state.runId);
+    expect(app.github.comments.filter((c) => c.body.includes(marker))).toHaveLength(1);
+    // The other replica syncs next from what the first one wrote: nothing is created again.
+    const before = app.github.checkRuns.length;
+    expect(await second.sync(state.runId)).toBe(true);
+    expect(app.github.checkRuns).toHaveLength(before);
+    expect(app.github.comments.filter((c) => c.body.includes(marker))).toHaveLength(1);
+  });
+});
+
 function labeledOn(issue: number) {
   return payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
     if (p.label !== undefined) p.label.name = "clustercode";
@@ -101,10 +137,11 @@ class HeldSurfaces extends Surfaces {
     });
   }
 
-  override async sync(runId: string): Promise<void> {
+  override async sync(runId: string): Promise<boolean> {
     this.started.push(runId);
     this.#waiting.get(runId)?.();
     await new Promise<void>((resolve) => this.#gates.set(runId, resolve));
+    return true;
   }
 
   /** Resolves once a sync of `runId` started. */
