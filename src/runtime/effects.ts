@@ -73,6 +73,17 @@ export class DevBoxEffects implements EffectPerformer {
     return leases === undefined || leases.take(globalDevBoxId(runId, devboxId));
   }
 
+  /**
+   * Stops renewing leases and gives up those of this process's DevBoxes, stopped by now: a
+   * replica that shut down owns nothing, and the others may declare them lost at once.
+   */
+  async releaseLeases(): Promise<void> {
+    const { leases, registry } = this.deps;
+    if (leases === undefined) return;
+    await leases.stop();
+    for (const id of registry.liveIds()) await leases.release(id);
+  }
+
   /** Starts renewing the leases of this process's DevBoxes; one taken over is stopped here. */
   keepLeases(onError: (error: unknown) => void): void {
     const { leases, registry, hub, executor } = this.deps;

@@ -138,10 +138,10 @@ export class Host {
   /** Stops the timer pump, waits for runs in flight, stops DevBoxes and the hub, flushes spans. */
   async close(): Promise<void> {
     clearTimeout(this.#recheck);
-    await this.leases?.stop();
     await this.pump.stop();
     await this.idle();
     await this.devboxes.close();
+    await this.effects.releaseLeases();
     await this.telemetry.shutdown();
   }
 }
