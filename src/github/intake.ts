@@ -19,6 +19,12 @@ export type DeliveryHandler = (delivery: DeliveryRecord) => Promise<void>;
  * inside GitHub's 10 s, and before @octokit/webhooks acknowledges on its own after 9 s.
  */
 export const ACK_DEADLINE_MS = 5_000;
+/**
+ * How often the intake sweeps (default): a replica that died is taken for gone after three
+ * periods, and the deliveries it held are taken over by the next sweep of another, within
+ * about 20 s. One Query and one PutItem per replica each period.
+ */
+export const SWEEP_PERIOD_MS = 5_000;
 
 /** Deliveries queued in memory at most, by default; past it they wait in the store. */
 const QUEUE_LIMIT = 1_000;
@@ -98,7 +104,7 @@ export class DeliveryIntake {
       queueLimit?: number;
       /** Deliveries handled at the same time at most; default 8. */
       lanes?: number;
-      /** How often {@link start} sweeps (its liveness lease lasts three periods); default 30 s. */
+      /** How often {@link start} sweeps (its liveness lease lasts three periods); default 5 s. */
       sweepPeriodMs?: number;
       /** Longest a handled delivery waits to be marked with others; default 250 ms. */
       markWindowMs?: number;
@@ -193,7 +199,7 @@ export class DeliveryIntake {
         store: this.deps.store,
         holder: this.deps.holder,
         now: this.deps.now(),
-        staleMs: this.deps.staleMs ?? 60_000,
+        staleMs: this.deps.staleMs ?? 2 * SWEEP_PERIOD_MS,
         abandonMs: this.deps.abandonMs ?? 15 * 60_000,
         wanted,
         ownAtAnyAge: spilled,
@@ -229,7 +235,7 @@ export class DeliveryIntake {
    * Keeps this process's liveness lease (three periods long) and sweeps, now and every
    * `periodMs`; resolves when the first round is done.
    */
-  start(periodMs = this.deps.sweepPeriodMs ?? 30_000): Promise<void> {
+  start(periodMs = this.deps.sweepPeriodMs ?? SWEEP_PERIOD_MS): Promise<void> {
     const tick = async () => {
       await this.deps.store.acquireLease(
         livenessLease(this.deps.holder),
