@@ -53,7 +53,7 @@ export interface DevBoxHubOptions {
    */
   providers?: readonly ProviderUpstream[];
   /** Provider requests a DevBox may have in flight; default {@link DEFAULT_MAX_IN_FLIGHT}. */
-  maxProviderRequests?: number;
+  maxProviderRequests?: number | undefined;
 }
 
 /** `/internal/devboxes/<id>/providers/<name><rest>`: a DevBox's request to a model provider. */

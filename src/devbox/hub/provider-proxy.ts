@@ -1,5 +1,6 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { DevBoxError } from "../errors.js";
 import { readBoundedBody } from "./http-json.js";
 import {
   meteredEndpoint,
@@ -139,6 +140,20 @@ export interface ProxyTarget {
 
 /** The default of `CLUSTERCODE_PROVIDER_REQUESTS`: requests in flight per DevBox. */
 export const DEFAULT_MAX_IN_FLIGHT = 4;
+
+/** `CLUSTERCODE_PROVIDER_REQUESTS`: provider requests a DevBox may have in flight. */
+export function providerRequestLimit(env: NodeJS.ProcessEnv): number | undefined {
+  const text = env.CLUSTERCODE_PROVIDER_REQUESTS ?? "";
+  if (text.trim() === "") return undefined;
+  const limit = Number(text);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+    throw new DevBoxError(
+      "invalid-request",
+      `CLUSTERCODE_PROVIDER_REQUESTS must be a whole number from 1 to 1000, got "${text}"`,
+    );
+  }
+  return limit;
+}
 
 /**
  * Forwards one DevBox request to its provider with the real key. Only the metered endpoints
