@@ -176,7 +176,7 @@ export async function forwardToProvider(
       response,
       403,
       upstream,
-      `clustercode: the proxy forwards only model calls (${request.method ?? "?"} ${target.rest.split("?")[0] ?? ""} is not one)`,
+      `clustercode: the proxy forwards only model calls (${request.method ?? "?"} ${(target.rest.split("?")[0] ?? "").slice(0, 200)} is not one)`,
     );
   }
   if (grant.inFlight >= target.maxInFlight) {
@@ -229,7 +229,8 @@ async function meteredForward(
       `clustercode: the run's budget is spent: this request may cost $${reservation.reserveUsd.toFixed(4)} and $${reservation.availableUsd.toFixed(4)} is left`,
     );
   }
-  let costUsd = 0;
+  // What the provider billed is unknown if forwarding fails half-way: the reservation stands.
+  let costUsd = metered.reserveUsd;
   try {
     costUsd = await exchange(request, response, upstream, url, metered);
   } finally {
