@@ -55,16 +55,14 @@ export interface MeteredRequest {
   body: Buffer;
 }
 
-/** Why a request body is refused before it reaches the provider. */
-export class MeteredRequestError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-    this.name = "MeteredRequestError";
-  }
+/** Why a request body is refused before it reaches the provider: the status and the reason. */
+export interface MeteredRequestRefusal {
+  refused: { status: number; message: string };
 }
+
+const refusal = (status: number, message: string): MeteredRequestRefusal => ({
+  refused: { status, message },
+});
 
 /**
  * Reads a billed request's model and token cap and prices its worst case. When `budgeted`, an
@@ -75,26 +73,26 @@ export function meterRequest(
   endpoint: MeteredEndpoint,
   raw: Buffer,
   budgeted: boolean,
-): MeteredRequest {
+): MeteredRequest | MeteredRequestRefusal {
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw.toString("utf8"));
   } catch {
-    throw new MeteredRequestError(400, "clustercode: the request body is not JSON");
+    return refusal(400, "clustercode: the request body is not JSON");
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    throw new MeteredRequestError(400, "clustercode: the request body is not a JSON object");
+    return refusal(400, "clustercode: the request body is not a JSON object");
   }
   const body = parsed as Record<string, unknown>;
   const model = body.model;
   if (typeof model !== "string" || model === "") {
-    throw new MeteredRequestError(400, "clustercode: the request names no model");
+    return refusal(400, "clustercode: the request names no model");
   }
   const price = priceOf(model);
   if (!endpoint.billed) return { model, reserveUsd: 0, body: raw };
   if (price === undefined) {
     if (budgeted) {
-      throw new MeteredRequestError(
+      return refusal(
         403,
         `clustercode: model "${model}" has no price, so a run with a cost budget cannot use it`,
       );

@@ -5,7 +5,6 @@ import { readBoundedBody } from "./http-json.js";
 import {
   meteredEndpoint,
   meterRequest,
-  MeteredRequestError,
   type MeteredEndpoint,
   type MeteredRequest,
 } from "./provider-endpoints.js";
@@ -213,12 +212,9 @@ async function meteredForward(
       `clustercode: request body over ${MAX_REQUEST_BYTES} bytes`,
     );
   }
-  let metered: MeteredRequest;
-  try {
-    metered = meterRequest(endpoint, raw, spend.budgeted);
-  } catch (error) {
-    if (!(error instanceof MeteredRequestError)) throw error;
-    return refuse(response, error.status, upstream, error.message);
+  const metered = meterRequest(endpoint, raw, spend.budgeted);
+  if ("refused" in metered) {
+    return refuse(response, metered.refused.status, upstream, metered.refused.message);
   }
   const reservation = spend.reserve(metered.reserveUsd);
   if (isRefusal(reservation)) {
