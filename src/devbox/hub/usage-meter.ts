@@ -12,12 +12,14 @@ const MAX_METERED_BYTES = 8 * 1024 * 1024;
 export class UsageMeter {
   readonly #decoder = new TextDecoder();
   #text = "";
-  #model: string | undefined;
+  /** The model the request named, which prices the reply; the reply's own name if unpriced. */
+  readonly #requested: string | undefined;
+  #replied: string | undefined;
   #sawUsage = false;
   readonly #usage: Required<TokenUsage> = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
 
   constructor(model: string | undefined) {
-    this.#model = model;
+    this.#requested = model;
   }
 
   feed(chunk: Uint8Array): void {
@@ -40,8 +42,9 @@ export class UsageMeter {
     if (this.#text.trim().startsWith("{")) this.#read(this.#text);
     this.#text = "";
     if (!this.#sawUsage) return undefined;
-    if (this.#model === undefined) return 0;
-    return estimateCostUsd(this.#model, this.#usage) ?? 0;
+    const price = (model: string | undefined) =>
+      model === undefined ? undefined : estimateCostUsd(model, this.#usage);
+    return price(this.#requested) ?? price(this.#replied) ?? 0;
   }
 
   #read(json: string): void {
@@ -52,7 +55,7 @@ export class UsageMeter {
       return;
     }
     for (const holder of usageHolders(value)) {
-      if (typeof holder.model === "string") this.#model = holder.model;
+      if (typeof holder.model === "string") this.#replied = holder.model;
       const usage = holder.usage;
       if (typeof usage !== "object" || usage === null) continue;
       this.#sawUsage = true;
