@@ -117,6 +117,7 @@ export const commandRequestSchema = z.object({
   command: devBoxCommandSchema,
   files: filesSchema.exactOptional(),
   spendLimitUsd: z.number().nonnegative().exactOptional(),
+  proxiedUsd: z.number().nonnegative().exactOptional(),
 }) satisfies z.ZodType<CommandRequest>;
 
 /** A `CommandResult` on the wire (the body of `POST results`). */
@@ -154,7 +155,8 @@ type Assert<T extends true[]> = T;
 export type WireFieldsMatch = Assert<
   [
     SameKeys<z.output<typeof commandRequestSchema>, CommandRequest>,
-    SameKeys<z.output<typeof commandResultSchema>, CommandResult>,
+    // The hub adds `proxiedCostUsd`; a DevBox's own figure for it is dropped.
+    SameKeys<z.output<typeof commandResultSchema>, Omit<CommandResult, "proxiedCostUsd">>,
     SameKeys<Variant<WireCommand, "script">, Variant<DevBoxCommand, "script">>,
     SameKeys<Variant<WireCommand, "agent">, Variant<DevBoxCommand, "agent">>,
     SameKeys<Variant<WireCommand, "checkpoint">, Variant<DevBoxCommand, "checkpoint">>,

@@ -56,6 +56,11 @@ export interface CommandRequest {
    * provider proxy refuses the agent's requests once their replies cost this much.
    */
   spendLimitUsd?: number;
+  /**
+   * With `spendLimitUsd`: the provider-proxy spend the run's cost already counts, so that the
+   * proxy can subtract what it has seen since (replies the engine has not been told of yet).
+   */
+  proxiedUsd?: number;
 }
 
 /** What a DevBox reports when a command ends. */
@@ -65,8 +70,13 @@ export interface CommandResult {
   /** The last part of combined stdout and stderr (bounded). */
   output: string;
   durationMs: number;
-  /** Cost the agent reported, in US dollars, when it did. */
+  /**
+   * Cost in US dollars: what the agent reported, or what the hub's provider proxy counted for
+   * it when that is more.
+   */
   costUsd?: number;
+  /** Set by the hub (never by the DevBox): what its provider proxy counted since the last result. */
+  proxiedCostUsd?: number;
   /** Tokens the agent reported using, when it did. */
   usage?: TokenUsage;
   /**

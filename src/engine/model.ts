@@ -186,6 +186,8 @@ export interface RunSnapshot {
   costUsd: number;
   /** When the run's wall clock runs out; kept across retries (a `--reset-budget` retry moves it). */
   deadline?: number;
+  /** The part of `costUsd` the hub's provider proxy counted (see `CommandResult.proxiedCostUsd`). */
+  proxiedUsd?: number;
   /** Spend a `--reset-budget` retry set aside: `budget.max_cost_usd` counts what came after. */
   budgetBaseUsd?: number;
   devbox?: HeldDevBox;

@@ -80,9 +80,14 @@ function apply(t: Transition, event: RunEvent): string | undefined {
     case "devbox.lost":
       return onLost(t, event.devboxId, event.reason);
     case "command.finished": {
+      const before = s.costUsd;
       const kind = activeKind(t);
-      if (kind === undefined) return "stale command result";
-      return kind.onCommandFinished(t, event.devboxId, event.result);
+      const ignored =
+        kind === undefined
+          ? "stale command result"
+          : kind.onCommandFinished(t, event.devboxId, event.result);
+      countProxied(s, event.result.proxiedCostUsd, s.costUsd > before);
+      return ignored;
     }
     case "timer.fired":
       return onTimer(t, event.timerId);
@@ -100,6 +105,16 @@ function apply(t: Transition, event: RunEvent): string | undefined {
     case "run.resolve":
       return resolveLost(t, event);
   }
+}
+
+/**
+ * Proxied spend is money spent whatever the node made of the result: the run's cost counts it
+ * even when the node did not (a stale result), and `proxiedUsd` tells the hub it is counted.
+ */
+function countProxied(s: RunSnapshot, proxied: number | undefined, added: boolean): void {
+  if (proxied === undefined || proxied <= 0) return;
+  if (!added) s.costUsd += proxied;
+  s.proxiedUsd = (s.proxiedUsd ?? 0) + proxied;
 }
 
 /** Starts a queued run: its wall clock begins and the token enters the first node. */

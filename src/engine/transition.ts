@@ -158,10 +158,28 @@ export class Transition {
     return Math.max(0, max - (this.snapshot.costUsd - (this.snapshot.budgetBaseUsd ?? 0)));
   }
 
+  /**
+   * What an agent command may still spend: the run's budget room, or less when the active loop
+   * iteration's `max_cost_per_iteration_usd` leaves less.
+   */
+  agentRoomUsd(): number | undefined {
+    const run = this.budgetRoomUsd();
+    const active = this.snapshot.active;
+    const progress = active?.progress;
+    if (active === undefined || progress?.kind !== "loop") return run;
+    const node = this.definition.workflow.nodes[active.node];
+    const perIteration =
+      node?.kind === "loop" ? node.budget?.max_cost_per_iteration_usd : undefined;
+    if (perIteration === undefined) return run;
+    const iteration = Math.max(0, perIteration - (progress.costUsd ?? 0));
+    return run === undefined ? iteration : Math.min(run, iteration);
+  }
+
   /** Sends a command to a DevBox and returns its id. The brief always travels as a file. */
   dispatch(devboxId: string, command: DevBoxCommand, files: Record<string, string> = {}): string {
     const commandId = `c${this.snapshot.seq}`;
-    const room = command.type === "agent" ? this.budgetRoomUsd() : undefined;
+    const room = command.type === "agent" ? this.agentRoomUsd() : undefined;
+    const proxied = this.snapshot.proxiedUsd ?? 0;
     this.emit({
       type: "command.dispatch",
       devboxId,
@@ -170,6 +188,7 @@ export class Transition {
         command,
         files: { brief: this.definition.brief, ...files },
         ...(room === undefined ? {} : { spendLimitUsd: room }),
+        ...(room === undefined || proxied === 0 ? {} : { proxiedUsd: proxied }),
       },
     });
     const active = this.snapshot.active;

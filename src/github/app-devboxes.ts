@@ -1,5 +1,5 @@
 import { DevBoxHub } from "../devbox/hub/hub.js";
-import { providerUpstreams } from "../devbox/hub/provider-proxy.js";
+import { providerRequestLimit, providerUpstreams } from "../devbox/hub/provider-proxy.js";
 import { LocalExecutor } from "../devbox/local/executor.js";
 import { splitDevBoxId } from "../runtime/devbox-registry.js";
 import type { DevBoxPorts } from "../runtime/host.js";
@@ -64,6 +64,7 @@ export async function appDevBoxes(
     // DevBoxes refresh their git token here (the same narrowed token as the clone's).
     repoToken: async (runId) => installations.repoToken((await store.getRun(runId))?.repo ?? ""),
     providers: providerUpstreams(env),
+    maxProviderRequests: providerRequestLimit(env),
   });
   await hub.listen();
   const source = {

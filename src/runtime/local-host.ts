@@ -1,6 +1,6 @@
 import { GitDiffSource } from "../agents/diff-source.js";
 import { DevBoxHub } from "../devbox/hub/hub.js";
-import { providerUpstreams } from "../devbox/hub/provider-proxy.js";
+import { providerRequestLimit, providerUpstreams } from "../devbox/hub/provider-proxy.js";
 import { LocalExecutor } from "../devbox/local/executor.js";
 import type { Effect, RunDefinition, RunEvent, RunSnapshot } from "../engine/model.js";
 import { openStore } from "../store/embedded.js";
@@ -172,6 +172,7 @@ async function localDevBoxes(
     onError: fail,
     ...(lapse === undefined ? {} : { lapseMs: lapse }),
     providers: providerUpstreams(options.env),
+    maxProviderRequests: providerRequestLimit(options.env),
   });
   await hub.listen();
   const source = {

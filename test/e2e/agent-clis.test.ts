@@ -161,7 +161,7 @@ describe("built-in engines through clustercode run", () => {
     expect(JSON.stringify(entries)).not.toContain("sk-openai-contract-test");
   }, 120_000);
 
-  it("the DevBox never holds the provider key: its agent gets a placeholder that only the hub's proxy takes, within the run's budget", async () => {
+  it("the DevBox never holds the provider key: its agent gets a placeholder that only the hub's proxy takes, and what the proxy forwarded is the run's cost", async () => {
     const { root } = makeRepo();
     const out = join(root, "probe.json");
     const before = providers.calls("/v1/messages").length;
@@ -175,11 +175,19 @@ engines:
 nodes:
   work: { kind: run, prompt: Probe., agent: { engine: probe } }
 `;
-    const { summary } = await runTurn(workflow, {
+    const { summary, entries } = await runTurn(workflow, {
       ANTHROPIC_API_KEY: "sk-ant-real-proxy-test",
       ANTHROPIC_BASE_URL: baseUrl,
     });
-    expect(summary.status).toBe("succeeded");
+    // The agent says it spent nothing, but the proxy counted the reply it forwarded: the run's
+    // cost is that reply's, which is over the budget, so the run stops on it.
+    const reply = estimateCostUsd("claude-sonnet-4-5", usage);
+    expect(summary).toMatchObject({ status: "failed", costUsd: reply });
+    expect((summary as { reason?: string }).reason).toMatch(/run budget exceeded/);
+    expect(entry(entries, "command.finished")).toMatchObject({
+      costUsd: reply,
+      proxiedCostUsd: reply,
+    });
     const probe = JSON.parse(readFileSync(out, "utf8")) as {
       env: Record<string, string>;
       calls: { status: number; body: string }[];
@@ -190,7 +198,7 @@ nodes:
       /^http:\/\/127\.0\.0\.1:\d+\/internal\/devboxes\/.+\/providers\/anthropic$/,
     );
     // One reply costs more than the whole budget: the second call is refused, as is a guess.
-    expect(probe.calls.map((call) => call.status)).toEqual([200, 403, 401]);
+    expect(probe.calls.map((call) => call.status)).toEqual([200, 402, 401]);
     expect(probe.calls[1]?.body).toMatch(/the run's budget is spent/);
     const calls = providers.calls("/v1/messages").slice(before);
     expect(calls.map((call) => call.headers["x-api-key"])).toEqual(["sk-ant-real-proxy-test"]);

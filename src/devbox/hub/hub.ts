@@ -13,6 +13,7 @@ import {
   interruptCommand,
 } from "./record.js";
 import {
+  DEFAULT_MAX_IN_FLIGHT,
   forwardToProvider,
   grantMatches,
   newGrant,
@@ -22,6 +23,7 @@ import {
   type ProviderUpstream,
 } from "./provider-proxy.js";
 import type { RepoTokenProvider } from "./repo-token.js";
+import { SpendLedger } from "./spend-ledger.js";
 import { hubRoutes } from "./routes.js";
 import { commandRequestSchema, describeIssues } from "../protocol.js";
 
@@ -50,6 +52,8 @@ export interface DevBoxHubOptions {
    * {@link DevBoxHub.providerEnv}); default none.
    */
   providers?: readonly ProviderUpstream[];
+  /** Provider requests a DevBox may have in flight; default {@link DEFAULT_MAX_IN_FLIGHT}. */
+  maxProviderRequests?: number | undefined;
 }
 
 /** `/internal/devboxes/<id>/providers/<name><rest>`: a DevBox's request to a model provider. */
@@ -70,6 +74,8 @@ export class DevBoxHub {
   readonly #lapseMs: number;
   readonly #startTimeoutMs: number;
   readonly #devboxes = new Map<string, DevBoxRecord>();
+  /** Proxied spend by run, across its DevBoxes and commands. */
+  readonly #spend = new SpendLedger();
   readonly #server: Server;
   #timer: NodeJS.Timeout | undefined;
   #url: string | undefined;
@@ -82,6 +88,13 @@ export class DevBoxHub {
     const routes = hubRoutes({
       authenticate: (devboxId, header) => this.#authenticate(devboxId, header),
       onEvent: (event) => this.#options.onEvent(event),
+      withProxiedCost: (devboxId, record, result) => {
+        const proxiedCostUsd = this.#spend.run(record.runId).takeUnreported(devboxId);
+        if (proxiedCostUsd <= 0) return result;
+        // The proxy's count is the one the agent cannot understate.
+        const costUsd = Math.max(result.costUsd ?? 0, proxiedCostUsd);
+        return { ...result, costUsd, proxiedCostUsd };
+      },
       onError: (error) => this.#reportError(error),
       now: this.#now,
       repoToken: options.repoToken,
@@ -189,9 +202,13 @@ export class DevBoxHub {
     if (record.dispatched.has(request.commandId)) return;
     const files = { ...record.files, ...request.files };
     record.dispatched.add(request.commandId);
-    if (record.grant !== undefined && request.command.type === "agent") {
-      record.grant.limitUsd = request.spendLimitUsd;
-      record.grant.spentUsd = 0;
+    if (request.command.type === "agent") {
+      const room = request.spendLimitUsd;
+      this.#spend
+        .run(record.runId)
+        .allow(
+          room === undefined ? undefined : { roomUsd: room, countedUsd: request.proxiedUsd ?? 0 },
+        );
     }
     record.pending.push(Object.keys(files).length > 0 ? { ...parsed.data, files } : parsed.data);
     wake(record);
@@ -221,6 +238,7 @@ export class DevBoxHub {
       // long-running app does not keep every DevBox it ever ran.
       if (record.endedAt !== undefined && now - record.endedAt > FORGET_AFTER_MS) {
         this.#devboxes.delete(devboxId);
+        this.#spend.retain(new Set([...this.#devboxes.values()].map(({ runId }) => runId)));
         continue;
       }
       if (record.state !== "active") continue;
@@ -285,7 +303,14 @@ export class DevBoxHub {
     if (grant === undefined || !grantMatches(grant, provided)) return refuseUnauthorized(response);
     const upstream = this.#options.providers?.find((provider) => provider.name === name);
     if (upstream === undefined) return refuseUnknownProvider(response, name);
-    await forwardToProvider(request, response, { upstream, grant, rest });
+    await forwardToProvider(request, response, {
+      upstream,
+      grant,
+      devboxId,
+      spend: this.#spend.run(record!.runId),
+      maxInFlight: this.#options.maxProviderRequests ?? DEFAULT_MAX_IN_FLIGHT,
+      rest,
+    });
   }
 
   /** The record whose token the request carries, or undefined (answer 401 and nothing else). */

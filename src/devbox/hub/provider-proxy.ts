@@ -1,8 +1,15 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { estimateCostUsd } from "../../agents/prices.js";
-import type { TokenUsage } from "../../engine/commands.js";
+import { DevBoxError } from "../errors.js";
 import { readBoundedBody } from "./http-json.js";
+import {
+  meteredEndpoint,
+  meterRequest,
+  type MeteredEndpoint,
+  type MeteredRequest,
+} from "./provider-endpoints.js";
+import { isRefusal, type RunSpend } from "./spend-ledger.js";
+import { UsageMeter } from "./usage-meter.js";
 
 /**
  * A model provider whose API the hub forwards DevBox requests to, holding its real key: the
@@ -55,22 +62,16 @@ export function providerUpstreams(env: NodeJS.ProcessEnv): ProviderUpstream[] {
   });
 }
 
-/** A DevBox's side of the proxy: its placeholder key and what its current command may spend. */
+/** A DevBox's side of the proxy: its placeholder key and its requests in flight. */
 export interface ProxyGrant {
   key: Buffer;
-  /** Room left in the run's budget when the current agent command was dispatched. */
-  limitUsd: number | undefined;
-  /** What proxied replies cost since then. */
-  spentUsd: number;
+  /** Requests forwarded and not yet answered in full. */
+  inFlight: number;
 }
 
 /** A new grant with a random placeholder key. */
 export function newGrant(): ProxyGrant {
-  return {
-    key: Buffer.from(`clustercode-${randomBytes(24).toString("hex")}`),
-    limitUsd: undefined,
-    spentUsd: 0,
-  };
+  return { key: Buffer.from(`clustercode-${randomBytes(24).toString("hex")}`), inFlight: 0 };
 }
 
 /** Whether `provided` is the grant's placeholder key, compared in constant time. */
@@ -100,8 +101,6 @@ export function placeholderEnv(
 
 /** The largest request body forwarded (a long agent conversation with files attached). */
 const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
-/** The most of a non-streamed reply kept to read its usage. */
-const MAX_METERED_BYTES = 8 * 1024 * 1024;
 
 /** Request headers never forwarded: the placeholder key, and what the connection owns. */
 const DROPPED_REQUEST_HEADERS = new Set([
@@ -129,15 +128,38 @@ const DROPPED_REPLY_HEADERS = new Set([
 export interface ProxyTarget {
   upstream: ProviderUpstream;
   grant: ProxyGrant;
+  devboxId: string;
+  /** The proxied spend of the DevBox's run. */
+  spend: RunSpend;
+  /** The most requests the DevBox may have in flight. */
+  maxInFlight: number;
   /** The path after `/providers/<name>`, with its query. */
   rest: string;
 }
 
+/** The default of `CLUSTERCODE_PROVIDER_REQUESTS`: requests in flight per DevBox. */
+export const DEFAULT_MAX_IN_FLIGHT = 4;
+
+/** `CLUSTERCODE_PROVIDER_REQUESTS`: provider requests a DevBox may have in flight. */
+export function providerRequestLimit(env: NodeJS.ProcessEnv): number | undefined {
+  const text = env.CLUSTERCODE_PROVIDER_REQUESTS ?? "";
+  if (text.trim() === "") return undefined;
+  const limit = Number(text);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+    throw new DevBoxError(
+      "invalid-request",
+      `CLUSTERCODE_PROVIDER_REQUESTS must be a whole number from 1 to 1000, got "${text}"`,
+    );
+  }
+  return limit;
+}
+
 /**
- * Forwards one DevBox request to its provider with the real key, refusing it when the command's
- * share of the run budget is spent, and counts what the reply cost from the usage the provider
- * reports (streamed or not). Refusals are in the provider's own error shape, 403, which the
- * CLIs do not retry.
+ * Forwards one DevBox request to its provider with the real key. Only the metered endpoints
+ * are forwarded; each request first reserves its worst case against what the run has left
+ * (402 when it does not fit), and the reservation is replaced by what the reply cost, from the
+ * usage the provider reports (streamed or not). Refusals are in the provider's own error shape
+ * so that the CLI shows the reason.
  */
 export async function forwardToProvider(
   request: IncomingMessage,
@@ -145,19 +167,44 @@ export async function forwardToProvider(
   target: ProxyTarget,
 ): Promise<void> {
   const { upstream, grant } = target;
-  if (grant.limitUsd !== undefined && grant.spentUsd >= grant.limitUsd) {
+  const endpoint = meteredEndpoint(upstream.name, request.method, target.rest);
+  const url = upstreamUrl(upstream, target.rest);
+  if (endpoint === undefined || url === undefined) {
+    request.resume();
     return refuse(
       response,
       403,
       upstream,
-      `clustercode: the run's budget is spent ($${grant.spentUsd.toFixed(4)} of $${grant.limitUsd.toFixed(4)} left when this command started)`,
+      `clustercode: the proxy forwards only model calls (${request.method ?? "?"} ${(target.rest.split("?")[0] ?? "").slice(0, 200)} is not one)`,
     );
   }
-  const url = upstreamUrl(upstream, target.rest);
-  if (url === undefined)
-    return refuse(response, 404, upstream, "clustercode: no such provider path");
-  const body = await readBoundedBody(request, MAX_REQUEST_BYTES);
-  if (body === undefined) {
+  if (grant.inFlight >= target.maxInFlight) {
+    request.resume();
+    return refuse(
+      response,
+      429,
+      upstream,
+      `clustercode: at most ${target.maxInFlight} provider requests at a time per DevBox`,
+      { "retry-after": "1" },
+    );
+  }
+  grant.inFlight++;
+  try {
+    await meteredForward(request, response, target, endpoint, url);
+  } finally {
+    grant.inFlight--;
+  }
+}
+
+async function meteredForward(
+  request: IncomingMessage,
+  response: ServerResponse,
+  { upstream, spend, devboxId }: ProxyTarget,
+  endpoint: MeteredEndpoint,
+  url: URL,
+): Promise<void> {
+  const raw = await readBoundedBody(request, MAX_REQUEST_BYTES);
+  if (raw === undefined) {
     return refuse(
       response,
       413,
@@ -165,6 +212,40 @@ export async function forwardToProvider(
       `clustercode: request body over ${MAX_REQUEST_BYTES} bytes`,
     );
   }
+  const metered = meterRequest(endpoint, raw, spend.budgeted);
+  if ("refused" in metered) {
+    return refuse(response, metered.refused.status, upstream, metered.refused.message);
+  }
+  const reservation = spend.reserve(metered.reserveUsd);
+  if (isRefusal(reservation)) {
+    return refuse(
+      response,
+      402,
+      upstream,
+      `clustercode: the run's budget is spent: this request may cost $${reservation.reserveUsd.toFixed(4)} and $${reservation.availableUsd.toFixed(4)} is left`,
+    );
+  }
+  // What the provider billed is unknown if forwarding fails half-way: the reservation stands.
+  let costUsd = metered.reserveUsd;
+  try {
+    costUsd = await exchange(request, response, upstream, url, metered);
+  } finally {
+    spend.settle(reservation, devboxId, costUsd);
+  }
+}
+
+/**
+ * Sends the request with the real key and streams the reply back; returns what the reply cost:
+ * its reported usage at the model's price, or the whole reservation when a successful reply
+ * reported none or did not arrive in full (what the provider billed is then unknown).
+ */
+async function exchange(
+  request: IncomingMessage,
+  response: ServerResponse,
+  upstream: ProviderUpstream,
+  url: URL,
+  metered: MeteredRequest,
+): Promise<number> {
   const headers = new Headers();
   for (const [name, value] of Object.entries(request.headers)) {
     if (value === undefined || DROPPED_REQUEST_HEADERS.has(name)) continue;
@@ -175,31 +256,39 @@ export async function forwardToProvider(
   else headers.set("x-api-key", upstream.key);
   let reply: Response;
   try {
-    reply = await fetch(url, {
-      method: request.method ?? "GET",
-      headers,
-      ...(body.length === 0 ? {} : { body }),
-      redirect: "manual",
-    });
+    reply = await fetch(url, { method: "POST", headers, body: metered.body, redirect: "manual" });
   } catch {
-    return refuse(response, 502, upstream, `clustercode: ${upstream.name} could not be reached`);
+    refuse(response, 502, upstream, `clustercode: ${upstream.name} could not be reached`);
+    return 0;
   }
   const replyHeaders: Record<string, string> = {};
   reply.headers.forEach((value, name) => {
     if (!DROPPED_REPLY_HEADERS.has(name)) replyHeaders[name] = value;
   });
   response.writeHead(reply.status, replyHeaders);
-  const meter = new UsageMeter(modelOf(body));
-  if (reply.body !== null) {
-    for await (const chunk of reply.body as AsyncIterable<Uint8Array>) {
-      // The agent went away: stop reading (which cancels the provider's reply too).
-      if (response.destroyed) break;
-      meter.feed(chunk);
-      if (!response.write(chunk)) await drained(response);
+  const meter = new UsageMeter(metered.model);
+  let complete = true;
+  try {
+    if (reply.body !== null) {
+      for await (const chunk of reply.body as AsyncIterable<Uint8Array>) {
+        // The agent went away: stop reading (which cancels the provider's reply too).
+        if (response.destroyed) {
+          complete = false;
+          break;
+        }
+        meter.feed(chunk);
+        if (!response.write(chunk)) await drained(response);
+      }
     }
+  } catch {
+    complete = false;
   }
   response.end();
-  grant.spentUsd += meter.costUsd();
+  const reported = meter.costUsd();
+  if (reply.status >= 400) return reported ?? 0;
+  return complete && reported !== undefined
+    ? reported
+    : Math.max(reported ?? 0, metered.reserveUsd);
 }
 
 /** The upstream URL of `rest`, or undefined when it would leave the provider's base. */
@@ -221,21 +310,33 @@ function drained(response: ServerResponse): Promise<void> {
   });
 }
 
+/** The error types the SDKs know, by status (Anthropic's names; OpenAI's SDK reads the status). */
+const ERROR_TYPES: Readonly<Record<number, string>> = {
+  400: "invalid_request_error",
+  401: "authentication_error",
+  402: "billing_error",
+  403: "permission_error",
+  404: "not_found_error",
+  413: "request_too_large",
+  429: "rate_limit_error",
+};
+
 /** An error answered in the shape the provider's SDKs parse, so the CLI shows the reason. */
 function refuse(
   response: ServerResponse,
   status: number,
   upstream: ProviderUpstream | undefined,
   message: string,
+  extraHeaders: Record<string, string> = {},
 ): void {
-  const type =
-    status === 403 ? "permission_error" : status === 401 ? "authentication_error" : "api_error";
+  const type = ERROR_TYPES[status] ?? "api_error";
   const body =
     upstream?.auth === "x-api-key"
       ? { type: "error", error: { type, message } }
       : { error: { type, code: type, message } };
   const text = JSON.stringify(body);
   response.writeHead(status, {
+    ...extraHeaders,
     "content-type": "application/json",
     "content-length": String(Buffer.byteLength(text)),
   });
@@ -250,97 +351,4 @@ export function refuseUnauthorized(response: ServerResponse): void {
 /** Answers a request for a provider the hub holds no key for. */
 export function refuseUnknownProvider(response: ServerResponse, name: string): void {
   refuse(response, 404, undefined, `clustercode: the runtime holds no key for provider "${name}"`);
-}
-
-function modelOf(body: Buffer): string | undefined {
-  if (body.length === 0) return undefined;
-  try {
-    const model = (JSON.parse(body.toString("utf8")) as { model?: unknown }).model;
-    return typeof model === "string" ? model : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Reads token usage from a provider reply as it passes: Server-Sent Events line by line
- * (Anthropic's `message_start` and `message_delta`, OpenAI's `response.completed`), or a JSON
- * body's `usage`. Counts the largest figure seen, as streamed counts are running totals.
- */
-class UsageMeter {
-  readonly #decoder = new TextDecoder();
-  #text = "";
-  #model: string | undefined;
-  readonly #usage: Required<TokenUsage> = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
-
-  constructor(model: string | undefined) {
-    this.#model = model;
-  }
-
-  feed(chunk: Uint8Array): void {
-    this.#text += this.#decoder.decode(chunk, { stream: true });
-    let newline = this.#text.indexOf("\n");
-    while (newline >= 0) {
-      const line = this.#text.slice(0, newline);
-      this.#text = this.#text.slice(newline + 1);
-      if (line.startsWith("data:")) this.#read(line.slice(5));
-      newline = this.#text.indexOf("\n");
-    }
-    if (this.#text.length > MAX_METERED_BYTES) this.#text = "";
-  }
-
-  costUsd(): number {
-    if (this.#text.trim().startsWith("{")) this.#read(this.#text);
-    if (this.#model === undefined) return 0;
-    return estimateCostUsd(this.#model, this.#usage) ?? 0;
-  }
-
-  #read(json: string): void {
-    let value: unknown;
-    try {
-      value = JSON.parse(json);
-    } catch {
-      return;
-    }
-    for (const holder of usageHolders(value)) {
-      if (typeof holder.model === "string") this.#model = holder.model;
-      const usage = holder.usage;
-      if (typeof usage !== "object" || usage === null) continue;
-      const counts = tokenCounts(usage as Record<string, unknown>);
-      this.#usage.inputTokens = Math.max(this.#usage.inputTokens, counts.inputTokens);
-      this.#usage.outputTokens = Math.max(this.#usage.outputTokens, counts.outputTokens);
-      this.#usage.cachedInputTokens = Math.max(
-        this.#usage.cachedInputTokens,
-        counts.cachedInputTokens,
-      );
-    }
-  }
-}
-
-/** The objects of an event or body that may carry `usage` (and `model`). */
-function usageHolders(value: unknown): Record<string, unknown>[] {
-  if (typeof value !== "object" || value === null) return [];
-  const record = value as Record<string, unknown>;
-  return [record, record.message, record.response].filter(
-    (holder): holder is Record<string, unknown> => typeof holder === "object" && holder !== null,
-  );
-}
-
-const count = (value: unknown): number => (typeof value === "number" && value > 0 ? value : 0);
-
-/** Anthropic's, the Responses API's and Chat Completions' usage as one set of counts. */
-function tokenCounts(usage: Record<string, unknown>): Required<TokenUsage> {
-  const details = (usage.input_tokens_details ?? usage.prompt_tokens_details) as
-    Record<string, unknown> | undefined;
-  const anthropicCached = count(usage.cache_read_input_tokens);
-  const anthropicInput =
-    count(usage.input_tokens) + anthropicCached + count(usage.cache_creation_input_tokens);
-  const isAnthropic = "cache_read_input_tokens" in usage || "cache_creation_input_tokens" in usage;
-  return {
-    inputTokens: isAnthropic
-      ? anthropicInput
-      : count(usage.input_tokens) || count(usage.prompt_tokens),
-    outputTokens: count(usage.output_tokens) || count(usage.completion_tokens),
-    cachedInputTokens: isAnthropic ? anthropicCached : count(details?.cached_tokens),
-  };
 }

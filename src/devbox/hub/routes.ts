@@ -1,5 +1,6 @@
 import type { HttpBindings } from "@hono/node-server";
 import { Hono, type Context } from "hono";
+import type { CommandResult } from "../../engine/commands.js";
 import type { DevBoxEvent } from "./events.js";
 import { jsonResponse, readJsonBody } from "./http-json.js";
 import { heartbeatAnswer, waitForWork, type DevBoxRecord } from "./record.js";
@@ -19,6 +20,8 @@ export interface HubRoutesOptions {
   authenticate: (devboxId: string, authorization: string | undefined) => DevBoxRecord | undefined;
   /** Receives every event; an exception thrown here answers the agent 500, so it retries. */
   onEvent: (event: DevBoxEvent) => void;
+  /** The result as reported: with the DevBox's proxied spend not reported yet added. */
+  withProxiedCost: (devboxId: string, record: DevBoxRecord, result: CommandResult) => CommandResult;
   /** Told of a request that failed with an exception (answered 500). */
   onError: (error: unknown) => void;
   now: () => number;
@@ -90,7 +93,8 @@ export function hubRoutes(options: HubRoutesOptions): Hono<Env> {
         return jsonResponse(409, { error: `command ${commandId} was never dispatched` });
       }
       if (isLive(record) && !record.finished.has(commandId)) {
-        options.onEvent({ type: "command.finished", devboxId, result: result.data });
+        const reported = options.withProxiedCost(devboxId, record, result.data);
+        options.onEvent({ type: "command.finished", devboxId, result: reported });
       }
       record.finished.add(commandId);
       record.pending = record.pending.filter((pending) => pending.commandId !== commandId);

@@ -69,6 +69,7 @@ export function recordCommandFinished(
     exitCode: result.exitCode,
     durationMs: result.durationMs,
     ...(result.costUsd === undefined ? {} : { costUsd: result.costUsd }),
+    ...(result.proxiedCostUsd === undefined ? {} : { proxiedCostUsd: result.proxiedCostUsd }),
     ...(result.usage === undefined ? {} : { usage: result.usage }),
     ...(result.sha === undefined ? {} : { sha: result.sha }),
     output: result.output.slice(-4000),

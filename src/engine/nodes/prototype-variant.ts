@@ -45,6 +45,7 @@ export function onVariantCommand(
     exitCode: result.exitCode,
     durationMs: result.durationMs,
     ...(result.costUsd === undefined ? {} : { costUsd: result.costUsd }),
+    ...(result.proxiedCostUsd === undefined ? {} : { proxiedCostUsd: result.proxiedCostUsd }),
     ...(result.usage === undefined ? {} : { usage: result.usage }),
   });
   if (!addCost(t, result.costUsd)) return;

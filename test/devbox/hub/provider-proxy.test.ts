@@ -126,15 +126,15 @@ describe("the hub's provider proxy", () => {
     const before = providers.requests.length;
     expect((await messages(false, "sk-ant-guess")).status).toBe(401);
     expect((await messages(false, other.ANTHROPIC_API_KEY)).status).toBe(401);
-    const unknown = await fetch(
+    const unknownProvider = await fetch(
       `${hub!.url}/internal/devboxes/run1-box1/providers/google/v1/models`,
       { headers: { "x-api-key": env.ANTHROPIC_API_KEY ?? "" } },
     );
-    expect(unknown.status).toBe(404);
+    expect(unknownProvider.status).toBe(404);
     // Paths that resolve outside the provider's base (fetch would normalise them, so raw).
     for (const path of ["/../elsewhere", "/http://elsewhere.example/v1/x"]) {
       const status = await rawGet(`${env.OPENAI_BASE_URL}${path}`, env.OPENAI_API_KEY ?? "");
-      expect(status, path).toBe(404);
+      expect(status, path).toBe(403);
     }
     hub!.release("run1-box1");
     expect((await messages(false)).status).toBe(401);
@@ -152,13 +152,14 @@ describe("the hub's provider proxy", () => {
     expect((await messages(true)).status).toBe(200);
     expect((await messages(false)).status).toBe(200);
     const refused = await messages(true);
-    expect(refused.status).toBe(403);
+    expect(refused.status).toBe(402);
     const body = (await refused.json()) as { error: { type: string; message: string } };
-    expect(body.error.type).toBe("permission_error");
+    expect(body.error.type).toBe("billing_error");
     expect(body.error.message).toMatch(/the run's budget is spent/);
     expect(providers.calls("/v1/messages").length - before).toBe(2);
 
-    // The next agent command starts from what its dispatch says is left.
+    // The next agent command starts from what its dispatch says is left, less the proxied
+    // spend that dispatch does not count yet.
     hub!.dispatch("run1-box1", {
       commandId: "c2",
       command: { type: "agent", argv: ["claude"], prompt: "more" },
