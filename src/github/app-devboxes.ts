@@ -64,6 +64,8 @@ export async function appDevBoxes(
     // DevBoxes refresh their git token here (the same narrowed token as the clone's).
     repoToken: async (runId) => installations.repoToken((await store.getRun(runId))?.repo ?? ""),
     providers: providerUpstreams(env),
+    // `github` in a devbox.network.allow list means the GHE host there.
+    ...(env.GHE_HOST === undefined ? {} : { egress: { repositoryHost: env.GHE_HOST } }),
   });
   await hub.listen();
   const source = {

@@ -65,6 +65,7 @@ export class DevBoxEffects implements EffectPerformer {
         const id = globalDevBoxId(runId, effect.devboxId);
         if (registry.has(id)) return { started: "already" };
         const { token } = hub.register({ devboxId: id, runId });
+        hub.allowEgress(id, effect.spec.networkAllow);
         registry.claimed(id, events);
         // Provider keys the hub holds stay with it: the DevBox gets placeholders and its proxy.
         const providerEnv = hub.providerEnv(id, effect.spec.secrets);

@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import { getRequestListener } from "@hono/node-server";
 import type { CommandRequest } from "../../engine/commands.js";
 import { DevBoxError } from "../errors.js";
@@ -22,6 +23,8 @@ import {
   type ProviderUpstream,
 } from "./provider-proxy.js";
 import type { RepoTokenProvider } from "./repo-token.js";
+import { allowedHosts } from "../../workflow/network-allow.js";
+import { serveConnect, type EgressGrant, type EgressOptions } from "./egress-proxy.js";
 import { hubRoutes } from "./routes.js";
 import { commandRequestSchema, describeIssues } from "../protocol.js";
 
@@ -50,6 +53,8 @@ export interface DevBoxHubOptions {
    * {@link DevBoxHub.providerEnv}); default none.
    */
   providers?: readonly ProviderUpstream[];
+  /** The egress proxy: `CONNECT` to the hosts of each DevBox's allow-list (see egress-proxy.ts). */
+  egress?: EgressOptions;
 }
 
 /** `/internal/devboxes/<id>/providers/<name><rest>`: a DevBox's request to a model provider. */
@@ -70,6 +75,8 @@ export class DevBoxHub {
   readonly #lapseMs: number;
   readonly #startTimeoutMs: number;
   readonly #devboxes = new Map<string, DevBoxRecord>();
+  /** The hosts each DevBox may reach through the egress proxy (unset: the default list). */
+  readonly #egress = new Map<string, ReadonlySet<string>>();
   readonly #server: Server;
   #timer: NodeJS.Timeout | undefined;
   #url: string | undefined;
@@ -97,6 +104,41 @@ export class DevBoxHub {
           response.destroy();
         });
     });
+    this.#server.on("connect", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+      void serveConnect(request, socket, head, {
+        authenticate: (devboxId, token) => this.#egressGrant(devboxId, token),
+        options: options.egress ?? {},
+      }).catch((error: unknown) => {
+        this.#reportError(error);
+        socket.destroy();
+      });
+    });
+  }
+
+  /**
+   * Sets the hosts DevBox `devboxId` may reach through the egress proxy: its workflow's
+   * `devbox.network.allow` (undefined: the package registries and the repository's host).
+   */
+  allowEgress(devboxId: string, allow: readonly string[] | undefined): void {
+    this.#record(devboxId);
+    this.#egress.set(devboxId, allowedHosts(allow, this.#options.egress?.repositoryHost));
+  }
+
+  /** The `HTTPS_PROXY` of DevBox `devboxId`: the hub, with the DevBox's id and token. */
+  egressProxyUrl(devboxId: string): string {
+    const record = this.#record(devboxId);
+    const url = new URL(this.url);
+    url.username = encodeURIComponent(devboxId);
+    url.password = record.token.toString("utf8");
+    return url.toString().replace(/\/$/, "");
+  }
+
+  #egressGrant(devboxId: string, token: string): EgressGrant | undefined {
+    const record = this.#authenticate(devboxId, `Bearer ${token}`);
+    if (record?.state !== "active") return undefined;
+    const allowed =
+      this.#egress.get(devboxId) ?? allowedHosts(undefined, this.#options.egress?.repositoryHost);
+    return { allowed };
   }
 
   /** Starts serving; returns the base URL the agents are given (e.g. `http://127.0.0.1:PORT`). */
@@ -221,6 +263,7 @@ export class DevBoxHub {
       // long-running app does not keep every DevBox it ever ran.
       if (record.endedAt !== undefined && now - record.endedAt > FORGET_AFTER_MS) {
         this.#devboxes.delete(devboxId);
+        this.#egress.delete(devboxId);
         continue;
       }
       if (record.state !== "active") continue;
