@@ -1,5 +1,5 @@
 import { lookup } from "node:dns/promises";
-import type { IncomingMessage } from "node:http";
+import { request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import { BlockList, connect, isIP, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 
@@ -180,4 +180,98 @@ export async function serveConnect(
     client.on("close", () => upstream.destroy());
     upstream.on("close", () => client.destroy());
   });
+}
+
+/** Headers a proxied request does not carry on: hop-by-hop ones and the DevBox's credentials. */
+const HOP_BY_HOP = new Set([
+  "proxy-authorization",
+  "proxy-connection",
+  "connection",
+  "keep-alive",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+]);
+
+function refuse(res: ServerResponse, status: number, message: string, headers = {}): void {
+  res.writeHead(status, { "content-type": "text/plain; charset=utf-8", ...headers });
+  res.end(`${message}\n`);
+}
+
+/**
+ * Serves a plain-HTTP proxy request (`GET http://host/path`, as apt sends): the same checks as
+ * {@link serveConnect} (port 80 instead of 443), GET and HEAD only, and the DevBox's
+ * credentials are not passed on.
+ */
+export async function serveForward(
+  req: IncomingMessage,
+  res: ServerResponse,
+  deps: {
+    authenticate: (devboxId: string, token: string) => EgressGrant | undefined;
+    options: EgressOptions;
+  },
+): Promise<void> {
+  const credentials = proxyCredentials(req.headers["proxy-authorization"]);
+  const grant =
+    credentials === undefined
+      ? undefined
+      : deps.authenticate(credentials.devboxId, credentials.token);
+  if (grant === undefined) {
+    refuse(res, 407, "clustercode egress: this proxy serves DevBoxes only", {
+      "proxy-authenticate": 'Basic realm="clustercode"',
+    });
+    return;
+  }
+  let url: URL;
+  try {
+    url = new URL(req.url ?? "");
+  } catch {
+    refuse(res, 400, "clustercode egress: not an absolute http:// URL");
+    return;
+  }
+  const port = url.port === "" ? 80 : Number(url.port);
+  const host = url.hostname.toLowerCase();
+  if (req.method !== "GET" && req.method !== "HEAD") {
+    refuse(res, 405, "clustercode egress: plain HTTP is proxied for GET and HEAD only");
+    return;
+  }
+  if (url.protocol !== "http:" || !grant.allowed.has(host) || port !== 80) {
+    refuse(
+      res,
+      403,
+      `clustercode egress: ${host} is not allowed: add the host to devbox.network.allow in the workflow (plain HTTP on port 80 only)`,
+    );
+    return;
+  }
+  let address: EgressTarget;
+  try {
+    address = await (deps.options.resolve ?? resolvePublic)(host, port);
+  } catch (error) {
+    if (error instanceof InternalAddressError)
+      refuse(res, 403, `clustercode egress: ${error.message}`);
+    else refuse(res, 502, `clustercode egress: ${host} did not resolve`);
+    return;
+  }
+  const headers = Object.fromEntries(
+    Object.entries(req.headers).filter(([name]) => !HOP_BY_HOP.has(name)),
+  );
+  const upstream = httpRequest(
+    {
+      host: address.host,
+      port: address.port,
+      method: req.method,
+      path: `${url.pathname}${url.search}`,
+      headers: { ...headers, host: url.host },
+    },
+    (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    },
+  );
+  upstream.on("error", () => {
+    if (!res.headersSent) refuse(res, 502, `clustercode egress: ${host} did not answer`);
+    else res.destroy();
+  });
+  upstream.end();
 }

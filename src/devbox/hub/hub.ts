@@ -24,7 +24,12 @@ import {
 } from "./provider-proxy.js";
 import type { RepoTokenProvider } from "./repo-token.js";
 import { allowedHosts } from "../../workflow/network-allow.js";
-import { serveConnect, type EgressGrant, type EgressOptions } from "./egress-proxy.js";
+import {
+  serveConnect,
+  serveForward,
+  type EgressGrant,
+  type EgressOptions,
+} from "./egress-proxy.js";
 import { hubRoutes } from "./routes.js";
 import { commandRequestSchema, describeIssues } from "../protocol.js";
 
@@ -96,6 +101,16 @@ export class DevBoxHub {
     // Hono's Request and Response stay out of the process's globals, which the app shares.
     const listener = getRequestListener(routes.fetch, { overrideGlobalObjects: false });
     this.#server = createServer((request, response) => {
+      if (/^http:\/\//i.test(request.url ?? "")) {
+        void serveForward(request, response, {
+          authenticate: (devboxId, token) => this.#egressGrant(devboxId, token),
+          options: options.egress ?? {},
+        }).catch((error: unknown) => {
+          this.#reportError(error);
+          response.destroy();
+        });
+        return;
+      }
       const provider = PROVIDER_PATH.exec(request.url ?? "");
       if (provider === null) void listener(request, response);
       else

@@ -1,3 +1,4 @@
+import { createServer as createHttpServer, request as httpRequest } from "node:http";
 import { connect, createServer, type AddressInfo, type Server, type Socket } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DevBoxHub } from "../../../src/devbox/hub/hub.js";
@@ -127,6 +128,58 @@ describe("the hub's egress proxy", () => {
       const refused = await connectVia(url, target, credentialsOf(url));
       expect(refused.status, target).toBe("HTTP/1.1 403 Forbidden");
       expect(refused.text).toContain("an internal address");
+    }
+  });
+
+  it("proxies plain-HTTP GET to an allowed host on port 80, without passing the DevBox's token on", async () => {
+    const seen: { url?: string; host?: string; auth?: string }[] = [];
+    const web = createHttpServer((req, res) => {
+      seen.push({
+        ...(req.url === undefined ? {} : { url: req.url }),
+        ...(req.headers.host === undefined ? {} : { host: req.headers.host }),
+        ...(req.headers["proxy-authorization"] === undefined
+          ? {}
+          : { auth: req.headers["proxy-authorization"] }),
+      });
+      res.end("Release file");
+    });
+    await new Promise<void>((ready) => web.listen(0, "127.0.0.1", () => ready()));
+    const webPort = (web.address() as AddressInfo).port;
+    try {
+      const { url } = await start(["debian"], {
+        resolve: (_host, port) =>
+          Promise.resolve({ host: "127.0.0.1", port: port === 80 ? webPort : 1 }),
+      });
+      const get = (target: string, auth?: string) =>
+        new Promise<{ status: number; body: string }>((done, fail) => {
+          const req = httpRequest(
+            {
+              host: url.hostname,
+              port: Number(url.port),
+              path: target,
+              headers:
+                auth === undefined
+                  ? {}
+                  : { "proxy-authorization": `Basic ${Buffer.from(auth).toString("base64")}` },
+            },
+            (res) => {
+              let body = "";
+              res.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
+              res.on("end", () => done({ status: res.statusCode ?? 0, body }));
+            },
+          );
+          req.on("error", fail);
+          req.end();
+        });
+      const ok = await get("http://deb.debian.org/debian/dists/stable/Release", credentialsOf(url));
+      expect(ok).toEqual({ status: 200, body: "Release file" });
+      expect(seen).toEqual([{ url: "/debian/dists/stable/Release", host: "deb.debian.org" }]);
+      expect((await get("http://example.org/", credentialsOf(url))).status).toBe(403);
+      expect((await get("http://deb.debian.org/")).status).toBe(407);
+      expect(seen).toHaveLength(1);
+    } finally {
+      web.closeAllConnections();
+      await new Promise<void>((closed) => web.close(() => closed()));
     }
   });
 });
