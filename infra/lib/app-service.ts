@@ -1,6 +1,6 @@
 import { Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
 import type { Table } from "aws-cdk-lib/aws-dynamodb";
-import { Peer, Port, SecurityGroup, type IVpc } from "aws-cdk-lib/aws-ec2";
+import { Peer, Port, SecurityGroup, SubnetType, type IVpc } from "aws-cdk-lib/aws-ec2";
 import {
   AwsLogDriver,
   ContainerImage,
@@ -95,6 +95,11 @@ export class AppService extends Construct {
         CLUSTERCODE_ECS_TASK_ROLE_ARN: props.devboxes.taskRole.roleArn,
         CLUSTERCODE_ECS_LOG_GROUP: props.devboxes.logGroup.logGroupName,
         CLUSTERCODE_DEVBOX_IMAGE: props.devboxImage,
+        // awsvpc DevBox tasks, each in the DevBox security group (egress to the hub only).
+        CLUSTERCODE_ECS_SUBNETS: props.vpc
+          .selectSubnets({ subnetType: SubnetType.PRIVATE_WITH_EGRESS })
+          .subnetIds.join(","),
+        CLUSTERCODE_ECS_SECURITY_GROUPS: props.devboxes.securityGroup.securityGroupId,
       },
       secrets: Object.fromEntries(
         APP_SECRETS.map((name) => [
@@ -105,11 +110,20 @@ export class AppService extends Construct {
     });
     grantAppPermissions(task, props);
 
-    const appSecurityGroup = new SecurityGroup(this, "SecurityGroup", { vpc: props.vpc });
+    // Its ingress names the DevBoxes' group, whose egress names this one: separate rule resources.
+    const appSecurityGroup = new SecurityGroup(this, "SecurityGroup", {
+      vpc: props.vpc,
+      disableInlineRules: true,
+    });
     appSecurityGroup.addIngressRule(
       Peer.securityGroupId(props.devboxes.securityGroup.securityGroupId),
       Port.tcp(INTERNAL_PORT),
       "DevBoxes reach the internal API",
+    );
+    props.devboxes.securityGroup.addEgressRule(
+      Peer.securityGroupId(appSecurityGroup.securityGroupId),
+      Port.tcp(INTERNAL_PORT),
+      "DevBoxes reach the internal API (and through its egress proxy, their allow-list) only",
     );
     cluster.addDefaultCloudMapNamespace({ name: "clustercode.internal", vpc: props.vpc });
     this.service = new FargateService(this, "Service", {

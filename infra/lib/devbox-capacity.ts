@@ -37,7 +37,13 @@ export interface DevBoxCapacityProps {
 export class DevBoxCapacity extends Construct {
   readonly cluster: Cluster;
   readonly capacityProvider: AsgCapacityProvider;
+  /**
+   * The DevBox tasks' (awsvpc): no inbound, and outbound only to the app's internal API (the app
+   * adds that rule), so the hub's egress proxy is a DevBox's only way out.
+   */
   readonly securityGroup: SecurityGroup;
+  /** The instances' own: the ECS agent pulls images, fetches secrets and ships logs. */
+  readonly instanceSecurityGroup: SecurityGroup;
   readonly taskRole: Role;
   readonly executionRole: Role;
   readonly logGroup: LogGroup;
@@ -48,14 +54,19 @@ export class DevBoxCapacity extends Construct {
     this.cluster = new Cluster(this, "Cluster", { vpc: props.vpc });
     this.securityGroup = new SecurityGroup(this, "DevBoxSecurityGroup", {
       vpc: props.vpc,
-      description: "DevBox tasks: no inbound; outbound to GitHub, registries and the app",
+      description: "DevBox tasks: no inbound; outbound to the app internal API only",
+      allowAllOutbound: false,
+    });
+    this.instanceSecurityGroup = new SecurityGroup(this, "InstanceSecurityGroup", {
+      vpc: props.vpc,
+      description: "DevBox instances: no inbound; outbound for the ECS agent and image pulls",
       allowAllOutbound: true,
     });
     const launchTemplate = new LaunchTemplate(this, "LaunchTemplate", {
       instanceType: new InstanceType(props.instanceType),
       machineImage: EcsOptimizedImage.amazonLinux2023(),
       userData: UserData.forLinux(),
-      securityGroup: this.securityGroup,
+      securityGroup: this.instanceSecurityGroup,
       requireImdsv2: true,
       // Tasks must not borrow the instance's role: IMDS is one hop away from the host only.
       httpPutResponseHopLimit: 1,

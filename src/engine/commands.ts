@@ -106,6 +106,8 @@ export interface DevBoxSpec {
   secrets: string[];
   /** The agent CLIs (argv[0]) the run may start: the DevBox reports each one's `--version`. */
   harnesses?: string[];
+  /** `devbox.network.allow` as written (hosts and shortcuts); unset: the hub's default. */
+  networkAllow?: string[];
 }
 
 /** Tokens an agent or a judge reported using. */

@@ -131,6 +131,7 @@ export class Transition {
         ...(devbox?.image === undefined ? {} : { image: devbox.image }),
         ...(devbox?.cpu === undefined ? {} : { cpu: devbox.cpu }),
         ...(devbox?.memory === undefined ? {} : { memoryMiB: parseMemoryMiB(devbox.memory) }),
+        ...(devbox?.network === undefined ? {} : { networkAllow: devbox.network.allow }),
       },
     });
     this.record("devbox.claimed", { devbox: id, branch });

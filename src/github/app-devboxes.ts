@@ -65,6 +65,8 @@ export async function appDevBoxes(
     repoToken: async (runId) => installations.repoToken((await store.getRun(runId))?.repo ?? ""),
     providers: providerUpstreams(env),
     maxProviderRequests: providerRequestLimit(env),
+    // `github` in a devbox.network.allow list means the GHE host there.
+    ...(env.GHE_HOST === undefined ? {} : { egress: { repositoryHost: env.GHE_HOST } }),
   });
   await hub.listen();
   const source = {

@@ -109,6 +109,7 @@ export class DevBoxEffects implements EffectPerformer {
         if (this.deps.leases !== undefined && !(await this.deps.leases.take(id)))
           return { started: "elsewhere" };
         const { token } = hub.register({ devboxId: id, runId });
+        hub.allowEgress(id, effect.spec.networkAllow);
         registry.claimed(id, events);
         // Provider keys the hub holds stay with it: the DevBox gets placeholders and its proxy.
         const providerEnv = hub.providerEnv(id, effect.spec.secrets);

@@ -96,6 +96,10 @@ export const keyOf = {
   deliveryClaim: (deliveryId: string): Item => key(`DELIVERY#${deliveryId}`, "CLAIM"),
   ledger: (scope: string, day: string): Item => key(`LEDGER#${scope}#${day}`, "LEDGER"),
   lease: (name: string): Item => key(`LEASE#${name}`, "LEASE"),
+  /** One setting the replicas share (the run pages' session secret). */
+  setting: (name: string): Item => key(`SETTING#${name}`, "SETTING"),
+  /** A run-page session, by a digest of its id (the id itself is only in the cookie). */
+  session: (digest: string): Item => key(`SESSION#${digest}`, "SESSION"),
   admission: (scope: string): Item => key(`ADMISSION#${scope}`, "ADMISSION"),
   schedules: (repo: string): Item => key(`SCHEDULES#${repo}`, "SCHEDULES"),
   /** Links a run to its issue; the sort key orders an issue's runs by creation time. */

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { DynamoDeliveries, recordOnce } from "./dynamo-deliveries.js";
 import { isConditionFailed } from "./dynamo-error.js";
 import * as items from "./dynamo-items.js";
@@ -26,6 +27,7 @@ import type {
   AdmissionState,
   RosterEntry,
   RunHead,
+  SessionRecord,
   StoredRun,
   TimerRecord,
 } from "./store.js";
@@ -417,6 +419,38 @@ export class DynamoStore implements Store {
     );
   }
 
+  async settingOrPropose(name: string, proposed: string): Promise<string> {
+    const key = keyOf.setting(name);
+    const item = toItem(key, { kind: "setting", value: proposed });
+    if (await this.#requests.put(item, { expression: "attribute_not_exists(pk)" })) return proposed;
+    const stored = await this.#requests.get(key);
+    if (stored === undefined) throw new StoreError("unknown", `Setting ${name} vanished`);
+    return reader(stored).string("value");
+  }
+
+  async putSession(session: SessionRecord): Promise<void> {
+    await this.#requests.put(
+      toItem(keyOf.session(sessionDigest(session.id)), {
+        kind: "session",
+        login: session.login,
+        expiresAt: session.expiresAt,
+        [EXPIRY_ATTRIBUTE]: expirySeconds(session.expiresAt),
+      }),
+    );
+  }
+
+  async getSession(id: string, now: number): Promise<SessionRecord | undefined> {
+    const item = await this.#requests.get(keyOf.session(sessionDigest(id)));
+    if (item === undefined) return undefined;
+    const read = reader(item);
+    const expiresAt = read.number("expiresAt");
+    return expiresAt <= now ? undefined : { id, login: read.string("login"), expiresAt };
+  }
+
+  async deleteSession(id: string): Promise<void> {
+    await this.#requests.delete(keyOf.session(sessionDigest(id)));
+  }
+
   /** Run items read back, their large strings put back from their blobs. */
   #decodeRuns(found: Item[]): Promise<StoredRun[]> {
     return this.#blobs.decode(found.map(items.decodeRun));
@@ -464,4 +498,9 @@ export class DynamoStore implements Store {
       options.limit,
     );
   }
+}
+
+/** What the store keeps of a session id: its SHA-256, so the store alone names no session. */
+function sessionDigest(id: string): string {
+  return createHash("sha256").update(id).digest("base64url");
 }

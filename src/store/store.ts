@@ -101,6 +101,15 @@ export interface RepositorySchedules {
 }
 
 /** The run store. Implementations: DynamoDB (and dynalite, embedded). */
+/** A run-page session kept on the server: signing out deletes it, and its cookie stops working. */
+export interface SessionRecord {
+  /** The random id its signed cookie carries. */
+  id: string;
+  login: string;
+  /** Epoch ms; past it the session is gone (TTL deletes it). */
+  expiresAt: number;
+}
+
 export interface Store {
   /** Creates a run at version 1 (linked to its issue, if any); false when the id already exists. */
   createRun(run: StoredRun): Promise<boolean>;
@@ -225,4 +234,16 @@ export interface Store {
    */
   getSurfaceMemo(runId: string): Promise<unknown>;
   putSurfaceMemo(runId: string, memo: unknown): Promise<void>;
+
+  /**
+   * The setting `name`: the value set first, or `proposed` when none is (written with a
+   * condition, so replicas proposing at once all read back one value).
+   */
+  settingOrPropose(name: string, proposed: string): Promise<string>;
+  /** Keeps a run-page session until its expiry. */
+  putSession(session: SessionRecord): Promise<void>;
+  /** The session `id` while it lasts (`now` before its expiry). */
+  getSession(id: string, now: number): Promise<SessionRecord | undefined>;
+  /** Ends the session `id` (signing out); idempotent. */
+  deleteSession(id: string): Promise<void>;
 }

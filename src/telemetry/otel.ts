@@ -11,12 +11,37 @@ import {
   type Meter,
   type SpanContext,
 } from "@opentelemetry/api";
-import { NodeSDK } from "@opentelemetry/sdk-node";
+import { readFileSync } from "node:fs";
+import { NodeSDK, resources } from "@opentelemetry/sdk-node";
 import type { Effect } from "../engine/model.js";
 import { spansOf, type RunSpan, type SeenBefore } from "./run-spans.js";
 import type { Gauges, RunDocument, Telemetry } from "./telemetry.js";
 
 const NAME = "clustercode";
+
+/** This package's version, the `service.version` of every export. */
+const VERSION = (
+  JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+    version: string;
+  }
+).version;
+
+/**
+ * The SDK's options: the resource names the service and its version, plus what `OTEL_SERVICE_NAME`
+ * and `OTEL_RESOURCE_ATTRIBUTES` add. The process and host detectors stay off: the process one
+ * exports the command line (`process.command_args`), which carries a brief's or a note's text.
+ */
+function sdkOptions(ids: PlannedIds): ConstructorParameters<typeof NodeSDK>[0] {
+  return {
+    idGenerator: ids,
+    instrumentations: [],
+    resource: resources.resourceFromAttributes({
+      "service.name": NAME,
+      "service.version": VERSION,
+    }),
+    resourceDetectors: [resources.envDetector],
+  };
+}
 
 /** The trace id of a run, or of a delivery's webhook: the same in every process. */
 function traceIdOf(name: string): string {
@@ -83,7 +108,7 @@ function instrumentsOf(meter: Meter) {
  */
 class OpenTelemetry implements Telemetry {
   readonly #ids = new PlannedIds();
-  readonly #sdk = new NodeSDK({ idGenerator: this.#ids, instrumentations: [] });
+  readonly #sdk = new NodeSDK(sdkOptions(this.#ids));
   readonly #tracer;
   readonly #meter;
   readonly #instruments;

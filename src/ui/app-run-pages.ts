@@ -7,7 +7,7 @@ import { splitFullName } from "../github/github.js";
 import type { Installations } from "../github/installations.js";
 import { hasReadAccess } from "../github/permissions.js";
 import type { RunLinks } from "./build-run-view.js";
-import type { GitHubSignIn } from "./github-sign-in.js";
+import { SIGN_OUT_PATH, type GitHubSignIn } from "./github-sign-in.js";
 import type { RunPagesConfig } from "./run-pages-config.js";
 import type { Access, AnswerResult, PageAnswer, RunPagesHost } from "./run-pages-host.js";
 
@@ -18,6 +18,7 @@ import type { Access, AnswerResult, PageAnswer, RunPagesHost } from "./run-pages
  */
 export class AppRunPages implements RunPagesHost {
   readonly repoSegments = 2;
+  readonly signOutPath = SIGN_OUT_PATH;
 
   constructor(
     private readonly deps: {
@@ -30,7 +31,7 @@ export class AppRunPages implements RunPagesHost {
   ) {}
 
   async access(req: IncomingMessage, repo: string | undefined, returnTo: string): Promise<Access> {
-    const viewer = this.deps.signIn.viewer(req);
+    const viewer = await this.deps.signIn.viewer(req);
     if (viewer === undefined) {
       return {
         ok: false,

@@ -16,6 +16,8 @@ export interface ShellOptions {
   final: boolean;
   /** Who is signed in, when anyone. */
   viewer?: string;
+  /** Where the sign-out form posts (with the CSRF token), when the host has sessions. */
+  signOutPath?: string;
 }
 
 /** Security headers of every page: nothing loads from anywhere but this server. */
@@ -49,11 +51,15 @@ export function renderShell(content: string, options: ShellOptions): string {
     .join("");
   const viewer =
     options.viewer === undefined ? "" : `<p class="viewer">Answering as ${esc(options.viewer)}</p>`;
+  const signOut =
+    options.signOutPath === undefined || options.csrf === undefined
+      ? ""
+      : `<form class="sign-out" method="post" action="${esc(options.signOutPath)}"><input type="hidden" name="csrf" value="${esc(options.csrf)}"><button type="submit">Sign out</button></form>`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(options.title)}</title><link rel="stylesheet" href="/ui-assets/run-pages.css">
 <script type="module" src="/ui-assets/client/run-page.js"></script></head>
-<body${data}><main id="page">${content}</main><footer>${viewer}</footer></body></html>
+<body${data}><main id="page">${content}</main><footer>${viewer}${signOut}</footer></body></html>
 `;
 }
 

@@ -1,13 +1,11 @@
-import { createHmac } from "node:crypto";
-
-/** What the app's run pages need: where they are, the app's OAuth client, the session key. */
+/** What the app's run pages need: where they are, the app's OAuth client, the session secret. */
 export interface RunPagesConfig {
   /** CLUSTERCODE_PUBLIC_URL without a trailing slash: the base of every link to a page. */
   publicUrl: string;
   clientId: string;
   clientSecret: string;
-  /** The key signing session cookies. */
-  sessionKey: Buffer;
+  /** CLUSTERCODE_SESSION_SECRET; unset, one is generated and kept in the store. */
+  sessionSecret?: string;
   /** GHE_HOST, or github.com. */
   githubHost: string;
 }
@@ -18,8 +16,7 @@ export type RunPagesSetup = { ok: true; config: RunPagesConfig } | { ok: false; 
 /**
  * Reads the run pages' configuration: CLUSTERCODE_PUBLIC_URL (absent: no pages, no links),
  * GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET (the GitHub App's OAuth credentials, for sign-in),
- * and CLUSTERCODE_SESSION_SECRET, else a key derived from WEBHOOK_SECRET (HMAC-SHA256 of a
- * fixed label), for the session cookies.
+ * and CLUSTERCODE_SESSION_SECRET, the session cookies' key (optional: see session-secret.ts).
  */
 export function runPagesFromEnv(env: NodeJS.ProcessEnv): RunPagesSetup {
   const publicUrl = env.CLUSTERCODE_PUBLIC_URL?.trim().replace(/\/+$/, "") ?? "";
@@ -31,23 +28,13 @@ export function runPagesFromEnv(env: NodeJS.ProcessEnv): RunPagesSetup {
   if (clientId === "" || clientSecret === "")
     return { ok: false, why: "GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET are needed for sign-in" };
   const secret = env.CLUSTERCODE_SESSION_SECRET ?? "";
-  const webhook = env.WEBHOOK_SECRET ?? "";
-  if (secret === "" && webhook === "")
-    return {
-      ok: false,
-      why: "CLUSTERCODE_SESSION_SECRET (or WEBHOOK_SECRET) is needed to sign sessions",
-    };
-  const sessionKey =
-    secret !== ""
-      ? Buffer.from(secret, "utf8")
-      : createHmac("sha256", webhook).update("clustercode run page sessions").digest();
   return {
     ok: true,
     config: {
       publicUrl,
       clientId,
       clientSecret,
-      sessionKey,
+      ...(secret === "" ? {} : { sessionSecret: secret }),
       githubHost: env.GHE_HOST ?? "github.com",
     },
   };

@@ -79,7 +79,14 @@ async function serveIndex(
   };
   if (api) sendJson(res, 200, list);
   else
-    send(res, 200, renderShell(renderIndexPage(list), shellOf(target, viewer, false, list.title)));
+    send(
+      res,
+      200,
+      renderShell(
+        renderIndexPage(list),
+        shellOf(target, viewer, false, list.title, host.signOutPath),
+      ),
+    );
 }
 
 /** A run's page, a visit's page, the run as JSON, or an answer to its approval. */
@@ -114,7 +121,11 @@ async function serveRun(
     target.kind === "visit"
       ? renderVisitPage(view, target.visit, paths)
       : renderRunPage(view, paths);
-  send(res, 200, renderShell(content, shellOf(target, viewer, view.final, titleOf(view))));
+  send(
+    res,
+    200,
+    renderShell(content, shellOf(target, viewer, view.final, titleOf(view), host.signOutPath)),
+  );
 }
 
 async function answer(
@@ -179,7 +190,13 @@ async function readBody(req: IncomingMessage): Promise<string | undefined> {
   return body;
 }
 
-function shellOf(target: Target, viewer: Viewer, final: boolean, title: string) {
+function shellOf(
+  target: Target,
+  viewer: Viewer,
+  final: boolean,
+  title: string,
+  signOutPath: string | undefined,
+) {
   const paths = pathsOf(target);
   const api = `/api${target.kind === "index" ? paths.index : paths.run}`;
   return {
@@ -195,6 +212,7 @@ function shellOf(target: Target, viewer: Viewer, final: boolean, title: string) 
     csrf: viewer.csrf,
     final,
     viewer: viewer.login,
+    ...(signOutPath === undefined ? {} : { signOutPath }),
     ...(target.kind === "index" ? {} : { runPath: paths.run }),
     ...(target.kind === "visit" ? { visit: target.visit } : {}),
   };

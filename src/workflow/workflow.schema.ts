@@ -2,6 +2,7 @@ import { Cron } from "croner";
 import { z } from "zod";
 import { BUILT_IN_ENGINES } from "../agents/built-in-engines.js";
 import { DURATION_PATTERN } from "./duration.js";
+import { allowEntryProblem, NETWORK_SHORTCUTS } from "./network-allow.js";
 
 /** Ids of nodes and engines: lower-case, starting with a letter, at most 40 characters. */
 export const ID_PATTERN = /^[a-z][a-z0-9_-]{0,39}$/;
@@ -160,6 +161,26 @@ const devbox = z
       .describe(
         "Names of secrets injected as environment variables at container start; never values.",
       ),
+    network: z
+      .strictObject({
+        allow: z
+          .array(
+            z
+              .string()
+              .superRefine((entry, ctx) => {
+                const problem = allowEntryProblem(entry);
+                if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
+              })
+              .describe(
+                `A host (api.example.com) or a shortcut: ${Object.keys(NETWORK_SHORTCUTS).join(", ")}.`,
+              ),
+          )
+          .describe(
+            "Hosts the DevBox may reach (HTTPS, through the hub); unset: the package registries and the repository's host.",
+          ),
+      })
+      .optional()
+      .describe("The DevBox's network: everything not allowed here is refused."),
   })
   .describe("The isolated container each run claims.");
 

@@ -54,7 +54,10 @@ function spansIn(receiver: OtlpReceiver): JsonSpan[] {
     });
 }
 
-function attribute(span: JsonSpan | undefined, key: string): string | undefined {
+function attribute(
+  span: Pick<JsonSpan, "attributes"> | undefined,
+  key: string,
+): string | undefined {
   const value = span?.attributes.find((a) => a.key === key)?.value;
   return value?.stringValue ?? value?.intValue;
 }
@@ -67,7 +70,11 @@ describe("OpenTelemetry export of a local run", () => {
   });
   afterAll(() => receiver.close());
 
-  async function runWith(env: Record<string, string>, approve = false) {
+  async function runWith(
+    env: Record<string, string>,
+    approve = false,
+    text: { brief?: string; note?: string } = {},
+  ) {
     const { repo, state } = makeRepo({ "workflow.yml": WORKFLOW });
     const options = {
       cwd: repo,
@@ -75,13 +82,17 @@ describe("OpenTelemetry export of a local run", () => {
       timeoutMs: 90_000,
     };
     const common = ["--state-dir", state, "--format", "json"];
-    const result = await runCli(["run", "workflow.yml", ...common], options);
+    const brief = text.brief === undefined ? [] : ["--brief", text.brief];
+    const note = text.note === undefined ? [] : ["--note", text.note];
+    const result = await runCli(["run", "workflow.yml", ...brief, ...common], options);
     expect(result.stderr).not.toContain("Error");
     expect(result.code).toBe(3); // waiting at the approval
     const runId = (JSON.parse(result.stdout.trim().split("\n").at(-1) ?? "{}") as { run: string })
       .run;
     // Another process takes the run to its end: the same trace goes on.
-    if (approve) expect((await runCli(["approve", runId, ...common], options)).code).toBe(0);
+    if (approve) {
+      expect((await runCli(["approve", runId, ...note, ...common], options)).code).toBe(0);
+    }
     return runId;
   }
 
@@ -128,5 +139,29 @@ describe("OpenTelemetry export of a local run", () => {
     const bytes = Buffer.concat(traces.map((b) => b.body));
     expect(bytes.includes(Buffer.from(runId))).toBe(true);
     expect(bytes.includes(Buffer.from(graphVersion(WORKFLOW)))).toBe(true);
+  });
+
+  it("exports no user text: a brief's and a note's words never reach the collector", async () => {
+    const before = receiver.bodies.length;
+    const brief = "canary-brief-7f3a9c";
+    const note = "canary-note-2b81e4";
+    const runId = await runWith({ OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" }, true, {
+      brief,
+      note,
+    });
+    const bodies = receiver.bodies.slice(before);
+    const text = Buffer.concat(bodies.map((b) => b.body)).toString();
+    // The export happened (so the check below can fail) and names the service and its version.
+    expect(text).toContain(runId);
+    const resource = (
+      JSON.parse(bodies.find((b) => b.path === "/v1/traces")?.body.toString() ?? "{}") as {
+        resourceSpans?: { resource: { attributes: JsonSpan["attributes"] } }[];
+      }
+    ).resourceSpans?.[0]?.resource;
+    expect(attribute(resource, "service.name")).toBe("clustercode");
+    expect(attribute(resource, "service.version")).toMatch(/^\d+\.\d+/);
+    expect(text).not.toContain(brief);
+    expect(text).not.toContain(note);
+    expect(text).not.toContain("process.command_args");
   });
 });

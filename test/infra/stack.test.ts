@@ -178,6 +178,46 @@ describe("infra: the CDK app", () => {
     });
   });
 
+  it("lets DevBox tasks (awsvpc) out only to the app's internal API, no 0.0.0.0/0", () => {
+    const devboxGroup = logicalId(stack.devboxes.securityGroup);
+    const groups = template.findResources("AWS::EC2::SecurityGroup");
+    const appGroup = Object.keys(groups).find((id) => id.startsWith("AppSecurityGroup"));
+    const egress = (groups[devboxGroup]?.Properties as { SecurityGroupEgress?: unknown[] })
+      .SecurityGroupEgress;
+    expect(egress).toEqual([
+      expect.objectContaining({
+        DestinationSecurityGroupId: { "Fn::GetAtt": [appGroup, "GroupId"] },
+        IpProtocol: "tcp",
+        FromPort: 8080,
+        ToPort: 8080,
+      }),
+    ]);
+    // No separate egress rule opens the DevBoxes' group either.
+    const separate = Object.values(template.findResources("AWS::EC2::SecurityGroupEgress"));
+    for (const rule of separate) {
+      expect(JSON.stringify(rule)).not.toContain(devboxGroup);
+    }
+    // The app's internal API takes them in, and runs them in that group, in private subnets.
+    template.hasResourceProperties("AWS::EC2::SecurityGroupIngress", {
+      GroupId: { "Fn::GetAtt": [appGroup, "GroupId"] },
+      SourceSecurityGroupId: { "Fn::GetAtt": [devboxGroup, "GroupId"] },
+      FromPort: 8080,
+    });
+    template.hasResourceProperties("AWS::ECS::TaskDefinition", {
+      ContainerDefinitions: [
+        Match.objectLike({
+          Environment: Match.arrayWith([
+            Match.objectLike({ Name: "CLUSTERCODE_ECS_SUBNETS" }),
+            {
+              Name: "CLUSTERCODE_ECS_SECURITY_GROUPS",
+              Value: { "Fn::GetAtt": [devboxGroup, "GroupId"] },
+            },
+          ]),
+        }),
+      ],
+    });
+  });
+
   it("lets the app run only DevBox task definitions on the DevBox cluster and pass only their roles", () => {
     const statements = statementsOf(logicalId(stack.app.service.taskDefinition.taskRole));
     const cluster = { "Fn::GetAtt": [logicalId(stack.devboxes.cluster), "Arn"] };

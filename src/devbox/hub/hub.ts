@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import { getRequestListener } from "@hono/node-server";
 import type { CommandRequest } from "../../engine/commands.js";
 import { DevBoxError } from "../errors.js";
@@ -24,6 +25,13 @@ import {
 } from "./provider-proxy.js";
 import type { RepoTokenProvider } from "./repo-token.js";
 import { SpendLedger } from "./spend-ledger.js";
+import { allowedHosts } from "../../workflow/network-allow.js";
+import {
+  serveConnect,
+  serveForward,
+  type EgressGrant,
+  type EgressOptions,
+} from "./egress-proxy.js";
 import { hubRoutes } from "./routes.js";
 import { commandRequestSchema, describeIssues } from "../protocol.js";
 
@@ -54,6 +62,8 @@ export interface DevBoxHubOptions {
   providers?: readonly ProviderUpstream[];
   /** Provider requests a DevBox may have in flight; default {@link DEFAULT_MAX_IN_FLIGHT}. */
   maxProviderRequests?: number | undefined;
+  /** The egress proxy: `CONNECT` to the hosts of each DevBox's allow-list (see egress-proxy.ts). */
+  egress?: EgressOptions;
 }
 
 /** `/internal/devboxes/<id>/providers/<name><rest>`: a DevBox's request to a model provider. */
@@ -76,6 +86,8 @@ export class DevBoxHub {
   readonly #devboxes = new Map<string, DevBoxRecord>();
   /** Proxied spend by run, across its DevBoxes and commands. */
   readonly #spend = new SpendLedger();
+  /** The hosts each DevBox may reach through the egress proxy (unset: the default list). */
+  readonly #egress = new Map<string, ReadonlySet<string>>();
   readonly #server: Server;
   #timer: NodeJS.Timeout | undefined;
   #url: string | undefined;
@@ -102,6 +114,16 @@ export class DevBoxHub {
     // Hono's Request and Response stay out of the process's globals, which the app shares.
     const listener = getRequestListener(routes.fetch, { overrideGlobalObjects: false });
     this.#server = createServer((request, response) => {
+      if (/^http:\/\//i.test(request.url ?? "")) {
+        void serveForward(request, response, {
+          authenticate: (devboxId, token) => this.#egressGrant(devboxId, token),
+          options: options.egress ?? {},
+        }).catch((error: unknown) => {
+          this.#reportError(error);
+          response.destroy();
+        });
+        return;
+      }
       const provider = PROVIDER_PATH.exec(request.url ?? "");
       if (provider === null) void listener(request, response);
       else
@@ -110,6 +132,41 @@ export class DevBoxHub {
           response.destroy();
         });
     });
+    this.#server.on("connect", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+      void serveConnect(request, socket, head, {
+        authenticate: (devboxId, token) => this.#egressGrant(devboxId, token),
+        options: options.egress ?? {},
+      }).catch((error: unknown) => {
+        this.#reportError(error);
+        socket.destroy();
+      });
+    });
+  }
+
+  /**
+   * Sets the hosts DevBox `devboxId` may reach through the egress proxy: its workflow's
+   * `devbox.network.allow` (undefined: the package registries and the repository's host).
+   */
+  allowEgress(devboxId: string, allow: readonly string[] | undefined): void {
+    this.#record(devboxId);
+    this.#egress.set(devboxId, allowedHosts(allow, this.#options.egress?.repositoryHost));
+  }
+
+  /** The `HTTPS_PROXY` of DevBox `devboxId`: the hub, with the DevBox's id and token. */
+  egressProxyUrl(devboxId: string): string {
+    const record = this.#record(devboxId);
+    const url = new URL(this.url);
+    url.username = encodeURIComponent(devboxId);
+    url.password = record.token.toString("utf8");
+    return url.toString().replace(/\/$/, "");
+  }
+
+  #egressGrant(devboxId: string, token: string): EgressGrant | undefined {
+    const record = this.#authenticate(devboxId, `Bearer ${token}`);
+    if (record?.state !== "active") return undefined;
+    const allowed =
+      this.#egress.get(devboxId) ?? allowedHosts(undefined, this.#options.egress?.repositoryHost);
+    return { allowed };
   }
 
   /** Starts serving; returns the base URL the agents are given (e.g. `http://127.0.0.1:PORT`). */
@@ -239,6 +296,7 @@ export class DevBoxHub {
       if (record.endedAt !== undefined && now - record.endedAt > FORGET_AFTER_MS) {
         this.#devboxes.delete(devboxId);
         this.#spend.retain(new Set([...this.#devboxes.values()].map(({ runId }) => runId)));
+        this.#egress.delete(devboxId);
         continue;
       }
       if (record.state !== "active") continue;
