@@ -64,7 +64,12 @@ export class DevBoxEffects implements EffectPerformer {
       case "devbox.claim": {
         const id = globalDevBoxId(runId, effect.devboxId);
         if (registry.has(id)) return { started: "already" };
-        const { token } = hub.register({ devboxId: id, runId });
+        // The values of the run's secrets: the hub refuses a push that carries one.
+        const secretValues = effect.spec.secrets.flatMap((name) => {
+          const value = this.deps.source.env[name];
+          return value === undefined || value === "" ? [] : [value];
+        });
+        const { token } = hub.register({ devboxId: id, runId, secretValues });
         registry.claimed(id, events);
         // Provider keys the hub holds stay with it: the DevBox gets placeholders and its proxy.
         const providerEnv = hub.providerEnv(id, effect.spec.secrets);
@@ -82,7 +87,10 @@ export class DevBoxEffects implements EffectPerformer {
             apiUrl: hub.url,
             token,
             spec: { ...effect.spec, secrets: names },
-            repository: await this.deps.source.repositoryOf(runId),
+            // Git goes through the hub, which holds the repository's credentials.
+            repository: hub.servesGit
+              ? hub.gitUrl(id, (await store.getRun(runId))?.repo ?? "")
+              : await this.deps.source.repositoryOf(runId),
             env: secrets,
             providerEnv,
           });

@@ -1,5 +1,6 @@
 import { GitDiffSource } from "../agents/diff-source.js";
 import { DevBoxHub } from "../devbox/hub/hub.js";
+import { gitPolicyOf } from "./devbox-git.js";
 import { providerUpstreams } from "../devbox/hub/provider-proxy.js";
 import { LocalExecutor } from "../devbox/local/executor.js";
 import type { Effect, RunDefinition, RunEvent, RunSnapshot } from "../engine/model.js";
@@ -172,6 +173,12 @@ async function localDevBoxes(
     onError: fail,
     ...(lapse === undefined ? {} : { lapseMs: lapse }),
     providers: providerUpstreams(options.env),
+    // DevBoxes clone and push through the hub; accepted pushes land in the local repository.
+    git: {
+      stateDir: options.stateDir,
+      upstreamOf: async (runId) => ({ url: (await store.getRun(runId))?.repo ?? "", env: {} }),
+      policyOf: gitPolicyOf(store),
+    },
   });
   await hub.listen();
   const source = {

@@ -21,8 +21,7 @@ import {
   refuseUnknownProvider,
   type ProviderUpstream,
 } from "./provider-proxy.js";
-import type { RepoTokenProvider } from "./repo-token.js";
-import { HubGit, type HubGitOptions, type PushRefusal } from "./git/git-service.js";
+import { HubGit, type HubGitOptions } from "./git/git-service.js";
 import { hubRoutes } from "./routes.js";
 import { commandRequestSchema, describeIssues } from "../protocol.js";
 
@@ -44,8 +43,6 @@ export interface DevBoxHubOptions {
   checkIntervalMs?: number;
   /** The clock, in milliseconds; default `Date.now`. */
   now?: () => number;
-  /** Mints a run's repository token for `GET token`; without it that route answers 404. */
-  repoToken?: RepoTokenProvider;
   /**
    * The model providers whose real keys the hub holds and forwards DevBox requests to (see
    * {@link DevBoxHub.providerEnv}); default none.
@@ -57,8 +54,6 @@ export interface DevBoxHubOptions {
    * answers 404.
    */
   git?: HubGitOptions;
-  /** Told of every push ref update the hub refused (its reason never holds a secret value). */
-  onPushRefused?: (refusal: PushRefusal & { runId: string }) => void;
 }
 
 /** `/internal/devboxes/<id>/providers/<name><rest>`: a DevBox's request to a model provider. */
@@ -99,7 +94,6 @@ export class DevBoxHub {
       onEvent: (event) => this.#options.onEvent(event),
       onError: (error) => this.#reportError(error),
       now: this.#now,
-      repoToken: options.repoToken,
     });
     // Hono's Request and Response stay out of the process's globals, which the app shares.
     const listener = getRequestListener(routes.fetch, { overrideGlobalObjects: false });
@@ -368,7 +362,7 @@ export class DevBoxHub {
       secretValues: this.#secretValues.get(devboxId) ?? [],
     };
     await this.#git.handle(request, response, caller, path, (refusal) =>
-      this.#options.onPushRefused?.({ ...refusal, runId: record.runId }),
+      this.#options.onEvent({ type: "push.refused", ...refusal }),
     );
   }
 

@@ -67,7 +67,9 @@ afterEach(async () => {
 
 async function setup(options: { allowWorkflowChanges?: boolean } = {}) {
   hub = new DevBoxHub({
-    onEvent: () => undefined,
+    onEvent: (event) => {
+      if (event.type === "push.refused") refusals.push(event);
+    },
     git: {
       stateDir: join(root, "state"),
       upstreamOf: () => Promise.resolve({ url: join(root, "upstream.git"), env: {} }),
@@ -77,7 +79,6 @@ async function setup(options: { allowWorkflowChanges?: boolean } = {}) {
           allowWorkflowChanges: options.allowWorkflowChanges ?? false,
         }),
     },
-    onPushRefused: (refusal) => refusals.push(refusal),
   });
   await hub.listen();
   const { token } = hub.register({ devboxId: "run1-box1", runId: "run1", secretValues: [SECRET] });
