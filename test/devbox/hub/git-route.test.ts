@@ -162,8 +162,17 @@ describe("the hub's git route", () => {
     const aws = await tryGit(checkout, ["push", "origin", `HEAD:refs/heads/${RUN_BRANCH}`], auth);
     expect(aws.ok).toBe(false);
     expect(aws.output).toContain("an AWS access key id");
+    git(checkout, ["reset", "--quiet", "--hard", "HEAD~1"]);
+    commitFile(checkout, "gh.txt", `token: ${["ghp", "_", "a".repeat(36)].join("")}\n`);
+    const github = await tryGit(
+      checkout,
+      ["push", "origin", `HEAD:refs/heads/${RUN_BRANCH}`],
+      auth,
+    );
+    expect(github.ok).toBe(false);
+    expect(github.output).toContain("a GitHub token");
     expect(upstreamRefs()).not.toContain(RUN_BRANCH);
-    expect(refusals).toHaveLength(2);
+    expect(refusals).toHaveLength(3);
     expect(JSON.stringify(refusals)).not.toContain(SECRET);
     expect(JSON.stringify(refusals)).not.toContain(AWS_KEY);
   });
