@@ -50,11 +50,10 @@ export const AGENT_ENV = {
    */
   lapseMs: "CLUSTERCODE_DEVBOX_LAPSE_MS",
   /**
-   * "1": authenticate git with the repository token of the API's `token` route (set by the
-   * local executor when it took the token out of the clone URL; ECS images keep git's
-   * credential store fresh themselves).
+   * "1": the checkout's origin is the hub's git route; the agent authenticates each fetch and
+   * push there with its own hub token (in that git process's environment only).
    */
-  gitTokenFromApi: "CLUSTERCODE_GIT_TOKEN_FROM_API",
+  gitViaHub: "CLUSTERCODE_GIT_VIA_HUB",
 } as const;
 
 /** File names in `CommandRequest.files`: they become file names and environment names. */
@@ -202,7 +201,7 @@ export type HeartbeatResponse = z.output<typeof heartbeatResponseSchema>;
 /** The path of `route` for one DevBox. */
 export function devboxRoute(
   devboxId: string,
-  route: "ready" | "commands" | "results" | "heartbeat" | "token",
+  route: "ready" | "commands" | "results" | "heartbeat",
 ) {
   return `${ROUTE_PREFIX}${encodeURIComponent(devboxId)}/${route}`;
 }
@@ -213,6 +212,3 @@ export function describeIssues(error: z.ZodError): string {
     .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "body"}: ${issue.message}`)
     .join("; ");
 }
-
-/** `GET token`: the DevBox's repository token. */
-export const repoTokenSchema = z.object({ token: z.string().min(1), expiresAt: z.string() });

@@ -219,6 +219,8 @@ export type RunEvent = { at: number } & (
       harness?: Record<string, string>;
     }
   | { type: "devbox.lost"; devboxId: string; reason: string; runningCommandId?: string }
+  /** The runtime refused a ref update a DevBox pushed; recorded as evidence, nothing else. */
+  | { type: "push.refused"; devboxId: string; ref: string; reason: string }
   | { type: "command.finished"; devboxId: string; result: CommandResult }
   | { type: "timer.fired"; timerId: string }
   | {

@@ -58,6 +58,11 @@ function apply(t: Transition, event: RunEvent): string | undefined {
   const s = t.snapshot;
   if (event.type === "run.retry") return retry(t, event);
   if (event.type === "run.observed") return observe(t, event);
+  if (event.type === "push.refused") {
+    const { devboxId, ref, reason } = event;
+    t.record("push.refused", { devbox: devboxId, ref, reason });
+    return undefined;
+  }
   if (isFinal(s.status)) return `the run has already ended (${s.status})`;
   switch (event.type) {
     case "run.start":

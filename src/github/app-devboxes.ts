@@ -1,5 +1,7 @@
 import { DevBoxHub } from "../devbox/hub/hub.js";
 import { providerRequestLimit, providerUpstreams } from "../devbox/hub/provider-proxy.js";
+import { installationTokenAuthEnv } from "../devbox/hub/git/git-auth.js";
+import { gitPolicyOf } from "../runtime/devbox-git.js";
 import { LocalExecutor } from "../devbox/local/executor.js";
 import { splitDevBoxId } from "../runtime/devbox-registry.js";
 import type { DevBoxPorts } from "../runtime/host.js";
@@ -16,8 +18,8 @@ export interface AppDevBoxesOptions {
   store: Store;
   installations: Installations;
   log: HostLog;
-  /** What a DevBox clones for `repo` given a fresh installation token. */
-  cloneUrl: (repo: string, token: string) => string;
+  /** The URL of `repo` (owner/name) on GitHub, without credentials (the hub adds them). */
+  cloneUrl: (repo: string, token?: string) => string;
   cliPath?: string;
   /** What the executor last said about each run's DevBox (ECS placement waits), by run. */
   notices: Map<string, string>;
@@ -61,22 +63,25 @@ export async function appDevBoxes(
     ...(lapse === undefined ? {} : { lapseMs: lapse }),
     host: choice.hubHost,
     port: choice.hubPort,
-    // DevBoxes refresh their git token here (the same narrowed token as the clone's).
-    repoToken: async (runId) => installations.repoToken((await store.getRun(runId))?.repo ?? ""),
     providers: providerUpstreams(env),
     maxProviderRequests: providerRequestLimit(env),
     // `github` in a devbox.network.allow list means the GHE host there.
     ...(env.GHE_HOST === undefined ? {} : { egress: { repositoryHost: env.GHE_HOST } }),
+    // DevBoxes clone and push through the hub, which alone holds the installation token.
+    git: {
+      stateDir: options.stateDir,
+      upstreamOf: async (runId) => {
+        const repo = (await store.getRun(runId))?.repo ?? "";
+        const { token } = await installations.repoToken(repo);
+        return { url: options.cloneUrl(repo), env: installationTokenAuthEnv(token) };
+      },
+      policyOf: gitPolicyOf(store),
+    },
   });
   await hub.listen();
   const source = {
     env,
-    // The token is minted at claim time and travels only to the executor's clone.
-    repositoryOf: async (runId: string) => {
-      const repo = (await store.getRun(runId))?.repo ?? "";
-      if (choice.tokenFromHub) return repo;
-      return options.cloneUrl(repo, (await installations.repoToken(repo)).token);
-    },
+    repositoryOf: async (runId: string) => (await store.getRun(runId))?.repo ?? "",
   };
   const close = async () => {
     await executor.stopAll?.();

@@ -40,11 +40,12 @@ export interface AppHostOptions {
   log: AppLog;
   now?: () => number;
   /**
-   * What a DevBox clones for `repo` (owner/name) given a fresh installation token. Default
-   * `<GHE_PROTOCOL>://x-access-token:<token>@<GHE_HOST>/<repo>.git` (https and github.com
-   * unless set). Tests may point it at a local repository.
+   * The URL of `repo` (owner/name), with a fresh installation token as its credentials when one
+   * is given. Default `<GHE_PROTOCOL>://[x-access-token:<token>@]<GHE_HOST>/<repo>.git` (https
+   * and github.com unless set). The hub's git route uses it without a token (it sends the token
+   * in a header). Tests may point it at a local repository.
    */
-  cloneUrl?: (repo: string, token: string) => string;
+  cloneUrl?: (repo: string, token?: string) => string;
   /** The `clustercode` CLI DevBoxes run; default the built one. */
   cliPath?: string;
 }
@@ -94,7 +95,7 @@ export class AppHost {
     const gitHost = gitHostBaseUrl(env);
     const cloneUrl =
       options.cloneUrl ??
-      ((repo: string, token: string) => repositoryCloneUrl(gitHost, repo, token));
+      ((repo: string, token?: string) => repositoryCloneUrl(gitHost, repo, token));
     const notices = new Map<string, string>();
     const pages = runPagesFromEnv(env);
     // Set but incomplete is a mistake worth saying; unset is the choice of no run pages.

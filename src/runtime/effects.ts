@@ -108,7 +108,12 @@ export class DevBoxEffects implements EffectPerformer {
         // Another replica started it (its outbox performed twice): one claim, one DevBox.
         if (this.deps.leases !== undefined && !(await this.deps.leases.take(id)))
           return { started: "elsewhere" };
-        const { token } = hub.register({ devboxId: id, runId });
+        // The values of the run's secrets: the hub refuses a push that carries one.
+        const secretValues = effect.spec.secrets.flatMap((name) => {
+          const value = this.deps.source.env[name];
+          return value === undefined || value === "" ? [] : [value];
+        });
+        const { token } = hub.register({ devboxId: id, runId, secretValues });
         hub.allowEgress(id, effect.spec.networkAllow);
         registry.claimed(id, events);
         // Provider keys the hub holds stay with it: the DevBox gets placeholders and its proxy.
@@ -127,7 +132,10 @@ export class DevBoxEffects implements EffectPerformer {
             apiUrl: hub.url,
             token,
             spec: { ...effect.spec, secrets: names },
-            repository: await this.deps.source.repositoryOf(runId),
+            // Git goes through the hub, which holds the repository's credentials.
+            repository: hub.servesGit
+              ? hub.gitUrl(id, (await store.getRun(runId))?.repo ?? "")
+              : await this.deps.source.repositoryOf(runId),
             env: secrets,
             providerEnv,
           });

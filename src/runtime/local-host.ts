@@ -1,6 +1,7 @@
 import { GitDiffSource } from "../agents/diff-source.js";
 import { DevBoxHub } from "../devbox/hub/hub.js";
 import { providerRequestLimit, providerUpstreams } from "../devbox/hub/provider-proxy.js";
+import { gitPolicyOf } from "./devbox-git.js";
 import { LocalExecutor } from "../devbox/local/executor.js";
 import type { Effect, RunDefinition, RunEvent, RunSnapshot } from "../engine/model.js";
 import { openStore } from "../store/embedded.js";
@@ -173,6 +174,12 @@ async function localDevBoxes(
     ...(lapse === undefined ? {} : { lapseMs: lapse }),
     providers: providerUpstreams(options.env),
     maxProviderRequests: providerRequestLimit(options.env),
+    // DevBoxes clone and push through the hub; accepted pushes land in the local repository.
+    git: {
+      stateDir: options.stateDir,
+      upstreamOf: async (runId) => ({ url: (await store.getRun(runId))?.repo ?? "", env: {} }),
+      policyOf: gitPolicyOf(store),
+    },
   });
   await hub.listen();
   const source = {

@@ -3,7 +3,7 @@ import { formatPath, type Finding } from "./finding.js";
 import { yamlPath, type SourceMap } from "./source-map.js";
 
 /** Shapes of real credentials; the value itself is never repeated in a finding. */
-const CREDENTIALS: readonly { kind: string; pattern: RegExp }[] = [
+export const CREDENTIALS: readonly { kind: string; pattern: RegExp }[] = [
   {
     kind: "a GitHub token",
     pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})/g,

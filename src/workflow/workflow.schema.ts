@@ -181,6 +181,17 @@ const devbox = z
       })
       .optional()
       .describe("The DevBox's network: everything not allowed here is refused."),
+    git: z
+      .strictObject({
+        allow_workflow_changes: z
+          .boolean()
+          .optional()
+          .describe(
+            "Let the run push changes under .github/workflows/; default false (such pushes are refused).",
+          ),
+      })
+      .optional()
+      .describe("What the DevBox's pushes (which go through the runtime) may change."),
   })
   .describe("The isolated container each run claims.");
 

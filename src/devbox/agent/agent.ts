@@ -11,7 +11,7 @@ import { AGENT_ENV } from "../protocol.js";
 import { AgentLog } from "./agent-log.js";
 import { AGENT_EXIT, AgentStopping } from "./exit-codes.js";
 import { SecretMask } from "./secret-mask.js";
-import { repositoryCredentials } from "./repository-credentials.js";
+import { hubGitAuthEnv } from "../hub/git/git-auth.js";
 import { probeHarnesses } from "./harness.js";
 import { executeCommand } from "./run-command.js";
 import { setUpCheckout } from "./setup.js";
@@ -77,9 +77,11 @@ class DevBoxAgent {
       requestTimeoutMs: Math.min(this.#settings.lapseMs, 10_000),
       onContact: () => (this.#lastContact = Date.now()),
     });
+    // The hub adds the repository's credentials; the DevBox holds none of its own.
+    const gitAuth = hubGitAuthEnv(this.#settings.token);
     this.#credentials =
-      options.env[AGENT_ENV.gitTokenFromApi] === "1"
-        ? repositoryCredentials(() => this.#client.repoToken())
+      options.env[AGENT_ENV.gitViaHub] === "1"
+        ? () => Promise.resolve(gitAuth)
         : () => Promise.resolve({});
     this.#env = commandEnvironment(options.env, this.#settings);
     this.#mask = new SecretMask(this.#settings.secrets.map((name) => options.env[name]));

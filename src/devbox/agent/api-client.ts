@@ -5,7 +5,6 @@ import {
   describeIssues,
   devboxRoute,
   heartbeatResponseSchema,
-  repoTokenSchema,
   pollResponseSchema,
   type HeartbeatResponse,
   type PollResponse,
@@ -61,23 +60,9 @@ export class ApiClient {
     return parse(heartbeatResponseSchema, value);
   }
 
-  /**
-   * The repository token the runtime hands this DevBox (`contents: write` on its one repository),
-   * or undefined when the runtime hands out none (a local repository needs none).
-   */
-  async repoToken(): Promise<{ token: string; expiresAt: string } | undefined> {
-    try {
-      const value = await this.#request("GET", "token", undefined, this.#options.requestTimeoutMs);
-      return parse(repoTokenSchema, value);
-    } catch (error) {
-      if (error instanceof DevBoxError && error.code === "api-not-offered") return undefined;
-      throw error;
-    }
-  }
-
   async #request(
     method: "GET" | "POST",
-    route: "ready" | "commands" | "results" | "heartbeat" | "token",
+    route: "ready" | "commands" | "results" | "heartbeat",
     body: unknown,
     timeoutMs: number,
     query = "",

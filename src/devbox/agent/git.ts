@@ -27,19 +27,6 @@ export interface GitContext {
 
 const NETWORK_STEPS = new Set(["ls-remote", "fetch", "push"]);
 
-/**
- * Git configuration, as environment (never argv), that sends `token` as the repository's
- * installation token: `http.extraHeader` with Basic `x-access-token`, as GitHub expects.
- */
-export function tokenCredentials(token: string): Record<string, string> {
-  const basic = Buffer.from(`x-access-token:${token}`).toString("base64");
-  return {
-    GIT_CONFIG_COUNT: "1",
-    GIT_CONFIG_KEY_0: "http.extraHeader",
-    GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
-  };
-}
-
 /** A git step that failed, with the exit code of the step. */
 export class GitStepError extends AppError<"git-step-failed"> {
   override readonly name = "GitStepError";

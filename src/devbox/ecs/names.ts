@@ -30,12 +30,16 @@ export function tagValueOf(text: string): string {
 }
 
 /**
- * The GitHub repository a DevBox clones, from `owner/name`, `https://github.com/owner/name(.git)`
- * or `git@github.com:owner/name.git`; undefined for anything else (a local path).
+ * The GitHub repository a DevBox clones, from `owner/name`, `https://github.com/owner/name(.git)`,
+ * `git@github.com:owner/name.git` or the hub's git route for it; undefined for anything else (a local path).
  */
 export function githubRepositoryOf(repository: string): RepositoryRef | undefined {
   const match =
     /^([A-Za-z0-9-]+)\/([A-Za-z0-9._-]+)$/.exec(repository) ??
+    // The hub's git route for the repository (see `DevBoxHub.gitUrl`).
+    /^https?:\/\/[^/]+\/internal\/devboxes\/[^/]+\/git\/([A-Za-z0-9-]+)\/([A-Za-z0-9._-]+?)\.git$/.exec(
+      repository,
+    ) ??
     /^(?:https:\/\/github\.com\/|git@github\.com:)([A-Za-z0-9-]+)\/([A-Za-z0-9._-]+?)(?:\.git)?\/?$/.exec(
       repository,
     );

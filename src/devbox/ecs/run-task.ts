@@ -11,7 +11,7 @@ export const ENTRYPOINT_ENV = {
   apiUrl: "CLUSTERCODE_API_URL",
   /** The DevBox id, as the hub knows it. */
   devboxId: "CLUSTERCODE_DEVBOX_ID",
-  /** The URL to clone (credentials come from the internal API's token route). */
+  /** The URL to clone: the hub's git route (authenticated by the DevBox's hub token). */
   repository: "CLUSTERCODE_REPOSITORY",
 } as const;
 
@@ -45,6 +45,8 @@ export function runTaskInput(
     [ENTRYPOINT_ENV.apiUrl]: request.apiUrl,
     [ENTRYPOINT_ENV.devboxId]: devboxId,
     [ENTRYPOINT_ENV.repository]: cloneUrlOf(request.repository, options.gitHost),
+    // A clone from the hub's git route: the agent fetches and pushes there with its hub token.
+    ...(request.repository.includes("/internal/devboxes/") ? { [AGENT_ENV.gitViaHub]: "1" } : {}),
   }).map(([name, value]) => ({ name, value }));
   const { subnets, securityGroups } = options;
   return {

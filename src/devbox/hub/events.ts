@@ -21,4 +21,6 @@ export type DevBoxEvent =
    * The DevBox is gone. `runningCommandId` is the command whose outcome is now unknown: the one
    * it last said it was running, else the first one it received without reporting a result.
    */
-  | { type: "devbox.lost"; devboxId: string; runningCommandId?: string; reason: DevBoxLostReason };
+  | { type: "devbox.lost"; devboxId: string; runningCommandId?: string; reason: DevBoxLostReason }
+  /** The hub refused a ref update the DevBox pushed (never with a secret value in `reason`). */
+  | { type: "push.refused"; devboxId: string; ref: string; reason: string };

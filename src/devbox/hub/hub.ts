@@ -23,7 +23,6 @@ import {
   refuseUnknownProvider,
   type ProviderUpstream,
 } from "./provider-proxy.js";
-import type { RepoTokenProvider } from "./repo-token.js";
 import { SpendLedger } from "./spend-ledger.js";
 import { allowedHosts } from "../../workflow/network-allow.js";
 import {
@@ -32,6 +31,7 @@ import {
   type EgressGrant,
   type EgressOptions,
 } from "./egress-proxy.js";
+import { HubGit, type HubGitOptions } from "./git/git-service.js";
 import { hubRoutes } from "./routes.js";
 import { commandRequestSchema, describeIssues } from "../protocol.js";
 
@@ -53,8 +53,6 @@ export interface DevBoxHubOptions {
   checkIntervalMs?: number;
   /** The clock, in milliseconds; default `Date.now`. */
   now?: () => number;
-  /** Mints a run's repository token for `GET token`; without it that route answers 404. */
-  repoToken?: RepoTokenProvider;
   /**
    * The model providers whose real keys the hub holds and forwards DevBox requests to (see
    * {@link DevBoxHub.providerEnv}); default none.
@@ -64,10 +62,19 @@ export interface DevBoxHubOptions {
   maxProviderRequests?: number | undefined;
   /** The egress proxy: `CONNECT` to the hosts of each DevBox's allow-list (see egress-proxy.ts). */
   egress?: EgressOptions;
+  /**
+   * Serves git to DevBoxes (see {@link DevBoxHub.gitUrl}): clones and fetches from the run's
+   * repository, pushes only to the run's branches after a threat check. Without it the route
+   * answers 404.
+   */
+  git?: HubGitOptions;
 }
 
 /** `/internal/devboxes/<id>/providers/<name><rest>`: a DevBox's request to a model provider. */
 const PROVIDER_PATH = /^\/internal\/devboxes\/([^/]+)\/providers\/([a-z]+)(\/.*)?$/;
+
+/** `/internal/devboxes/<id>/git/<owner>/<repo>.git/<endpoint>`: git smart HTTP of a DevBox. */
+const GIT_PATH = /^\/internal\/devboxes\/([^/]+)\/git(\/.*)$/;
 
 /** How long the hub remembers a released or lost DevBox. */
 const FORGET_AFTER_MS = 10 * 60_000;
@@ -89,6 +96,9 @@ export class DevBoxHub {
   /** The hosts each DevBox may reach through the egress proxy (unset: the default list). */
   readonly #egress = new Map<string, ReadonlySet<string>>();
   readonly #server: Server;
+  readonly #git: HubGit | undefined;
+  /** The secret values of each DevBox's run, for the push threat check; never sent anywhere. */
+  readonly #secretValues = new Map<string, readonly string[]>();
   #timer: NodeJS.Timeout | undefined;
   #url: string | undefined;
 
@@ -109,10 +119,10 @@ export class DevBoxHub {
       },
       onError: (error) => this.#reportError(error),
       now: this.#now,
-      repoToken: options.repoToken,
     });
     // Hono's Request and Response stay out of the process's globals, which the app shares.
     const listener = getRequestListener(routes.fetch, { overrideGlobalObjects: false });
+    this.#git = options.git === undefined ? undefined : new HubGit(options.git);
     this.#server = createServer((request, response) => {
       if (/^http:\/\//i.test(request.url ?? "")) {
         void serveForward(request, response, {
@@ -121,6 +131,15 @@ export class DevBoxHub {
         }).catch((error: unknown) => {
           this.#reportError(error);
           response.destroy();
+        });
+        return;
+      }
+      const git = GIT_PATH.exec(request.url ?? "");
+      if (git !== null) {
+        void this.#serveGit(request, response, git).catch((error: unknown) => {
+          this.#reportError(error);
+          if (!response.headersSent) response.writeHead(500).end();
+          else response.destroy();
         });
         return;
       }
@@ -213,7 +232,13 @@ export class DevBoxHub {
    * DevBox (a command's own files win). Registering the same id again for the same run returns
    * the same token.
    */
-  register(input: { devboxId: string; runId: string; files?: Record<string, string> }): {
+  register(input: {
+    devboxId: string;
+    runId: string;
+    files?: Record<string, string>;
+    /** The values of the run's secrets: a push carrying one is refused. */
+    secretValues?: readonly string[];
+  }): {
     token: string;
   } {
     const existing = this.#devboxes.get(input.devboxId);
@@ -229,6 +254,7 @@ export class DevBoxHub {
     const token = randomBytes(32).toString("hex");
     const record = createRecord(input.runId, token, input.files ?? {}, this.#now());
     this.#devboxes.set(input.devboxId, record);
+    this.#secretValues.set(input.devboxId, input.secretValues ?? []);
     return { token };
   }
 
@@ -244,6 +270,22 @@ export class DevBoxHub {
     record.grant ??= newGrant();
     const base = `${this.url}/internal/devboxes/${encodeURIComponent(devboxId)}/providers`;
     return placeholderEnv(providers, secrets, base, record.grant);
+  }
+
+  /**
+   * The URL a DevBox clones, fetches and pushes `repo` through: git smart HTTP on this hub,
+   * authenticated by the DevBox's own hub token (see {@link hubGitAuthEnv}).
+   */
+  gitUrl(devboxId: string, repo: string): string {
+    const name = /^[A-Za-z0-9._-]+\/[A-Za-z0-9._-]+$/.test(repo)
+      ? repo.replace(/\.git$/, "")
+      : "local/repository";
+    return `${this.url}/internal/devboxes/${encodeURIComponent(devboxId)}/git/${name}.git`;
+  }
+
+  /** Whether this hub serves git (see {@link DevBoxHubOptions.git}). */
+  get servesGit(): boolean {
+    return this.#git !== undefined;
   }
 
   /** Queues a command for a DevBox. Idempotent by `commandId`: a known id is not queued again. */
@@ -285,6 +327,12 @@ export class DevBoxHub {
     record.endedAt = this.#now();
     record.pending = [];
     wake(record);
+    this.#forgetGit(devboxId);
+  }
+
+  #forgetGit(devboxId: string): void {
+    this.#secretValues.delete(devboxId);
+    this.#git?.forget(devboxId).catch((error: unknown) => this.#reportError(error));
   }
 
   /** Reports DevBoxes that stopped heartbeating; the timer calls it, tests may too. */
@@ -317,6 +365,7 @@ export class DevBoxHub {
     record.endedAt = this.#now();
     record.pending = [];
     wake(record);
+    this.#forgetGit(devboxId);
     try {
       this.#options.onEvent({
         type: "devbox.lost",
@@ -369,6 +418,35 @@ export class DevBoxHub {
       maxInFlight: this.#options.maxProviderRequests ?? DEFAULT_MAX_IN_FLIGHT,
       rest,
     });
+  }
+
+  /** Serves a DevBox's git request when it carries that DevBox's hub token. */
+  async #serveGit(
+    request: IncomingMessage,
+    response: ServerResponse,
+    [, encodedId = "", path = "/"]: RegExpExecArray,
+  ): Promise<void> {
+    let devboxId: string;
+    try {
+      devboxId = decodeURIComponent(encodedId);
+    } catch {
+      return refuseUnauthorized(response);
+    }
+    const record = this.#authenticate(devboxId, request.headers.authorization);
+    if (record?.state !== "active") return refuseUnauthorized(response);
+    if (this.#git === undefined) {
+      response.writeHead(404, { "content-type": "text/plain" }).end("this hub serves no git\n");
+      return;
+    }
+    record.lastSeenAt = this.#now();
+    const caller = {
+      devboxId,
+      runId: record.runId,
+      secretValues: this.#secretValues.get(devboxId) ?? [],
+    };
+    await this.#git.handle(request, response, caller, path, (refusal) =>
+      this.#options.onEvent({ type: "push.refused", ...refusal }),
+    );
   }
 
   /** The record whose token the request carries, or undefined (answer 401 and nothing else). */

@@ -1,20 +1,17 @@
 /**
- * GitHub tokens for DevBoxes: an installation token narrowed to the run's one repository with
- * `contents: write` only, minted by the app and handed out through the internal API. The DevBox
- * asks again before it expires (the entrypoint refreshes every 25 minutes; tokens live an hour).
+ * GitHub tokens for the hub's git route: an installation token narrowed to the run's one
+ * repository with `contents: write` only, minted by the app and used by the hub alone when it
+ * fetches from and pushes to GitHub for a DevBox (DevBoxes never see it).
  */
 
 import { AppError } from "../../errors/app-error.js";
 import { toGitHubError } from "../../github/errors.js";
 
-/** A token a DevBox may use with git, and when GitHub expires it (ISO 8601). */
+/** A token the hub uses with git, and when GitHub expires it (ISO 8601). */
 export interface RepoToken {
   token: string;
   expiresAt: string;
 }
-
-/** The token of a run's repository, for the hub's `GET token` route (e.g. {@link RepoTokens}). */
-export type RepoTokenProvider = (runId: string) => Promise<RepoToken>;
 
 /** The one call of an app-authenticated Octokit (`app.octokit`, JWT auth) this module makes. */
 export interface AppOctokit {

@@ -4,8 +4,6 @@ import type { CommandResult } from "../../engine/commands.js";
 import type { DevBoxEvent } from "./events.js";
 import { jsonResponse, readJsonBody } from "./http-json.js";
 import { heartbeatAnswer, waitForWork, type DevBoxRecord } from "./record.js";
-import type { RepoTokenProvider } from "./repo-token.js";
-import { answerTokenRequest } from "./repo-token-route.js";
 import {
   commandResultSchema,
   describeIssues,
@@ -25,7 +23,6 @@ export interface HubRoutesOptions {
   /** Told of a request that failed with an exception (answered 500). */
   onError: (error: unknown) => void;
   now: () => number;
-  repoToken: RepoTokenProvider | undefined;
 }
 
 /** The per-DevBox routes and the one method each takes. */
@@ -34,12 +31,11 @@ const METHODS = {
   commands: "GET",
   results: "POST",
   heartbeat: "POST",
-  token: "GET",
 } as const;
 
 type Env = { Bindings: HttpBindings; Variables: { devboxId: string; record: DevBoxRecord } };
 
-const ROUTE = "/internal/devboxes/:devboxId/:route{ready|commands|results|heartbeat|token}";
+const ROUTE = "/internal/devboxes/:devboxId/:route{ready|commands|results|heartbeat}";
 const BASE = "/internal/devboxes/:devboxId";
 
 /**
@@ -71,7 +67,6 @@ export function hubRoutes(options: HubRoutesOptions): Hono<Env> {
     await next();
   });
   app.get(`${BASE}/commands`, (c) => poll(c));
-  app.get(`${BASE}/token`, (c) => answerTokenRequest(options.repoToken, c.var.record));
   app.post(`${BASE}/ready`, (c) =>
     withBody(c, (body, record, devboxId) => {
       const ready = readyBodySchema.safeParse(body);

@@ -12,6 +12,7 @@ import { killGroup, runProcess } from "../process-runner.js";
 import { AGENT_ENV } from "../protocol.js";
 import { defaultCliPath } from "./cli-path.js";
 import { withoutCredentials } from "./repository-url.js";
+import { hubGitAuthEnv } from "../hub/git/git-auth.js";
 
 /** How a {@link LocalExecutor} is set up. */
 export interface LocalExecutorOptions {
@@ -90,7 +91,7 @@ export class LocalExecutor implements DevBoxExecutor {
 
     await mkdir(paths.dir, { recursive: true });
     await mkdir(paths.tmp, { recursive: true, mode: 0o700 });
-    if (!existsSync(join(paths.checkout, ".git"))) await this.#clone(request.repository, paths);
+    if (!existsSync(join(paths.checkout, ".git"))) await this.#clone(request, paths);
     const log = await open(paths.logFile, "a", 0o600);
     try {
       const spawned = spawn(
@@ -169,14 +170,17 @@ export class LocalExecutor implements DevBoxExecutor {
     return reaped;
   }
 
-  async #clone(repository: string, paths: LocalDevBoxPaths): Promise<void> {
+  async #clone(request: StartRequest, paths: LocalDevBoxPaths): Promise<void> {
+    const { repository } = request;
     await rm(paths.checkout, { recursive: true, force: true });
+    // Through the hub, the DevBox's own hub token authenticates the clone (never stored in it).
+    const auth = viaHub(request) ? hubGitAuthEnv(request.token) : {};
     const output = new OutputTail(8 * 1024);
     const { exitCode } = await runProcess({
       file: "git",
       args: ["clone", "--quiet", "--", repository, paths.checkout],
       cwd: paths.dir,
-      env: { ...this.#passedOn(), GIT_TERMINAL_PROMPT: "0" },
+      env: { ...this.#passedOn(), ...auth, GIT_TERMINAL_PROMPT: "0" },
       signal: new AbortController().signal,
       output,
     });
@@ -238,9 +242,7 @@ export class LocalExecutor implements DevBoxExecutor {
       ...(request.spec.harnesses === undefined
         ? {}
         : { [AGENT_ENV.harnesses]: JSON.stringify(request.spec.harnesses) }),
-      ...(withoutCredentials(request.repository) === request.repository
-        ? {}
-        : { [AGENT_ENV.gitTokenFromApi]: "1" }),
+      ...(viaHub(request) ? { [AGENT_ENV.gitViaHub]: "1" } : {}),
     };
   }
 
@@ -296,6 +298,11 @@ export class LocalExecutor implements DevBoxExecutor {
       throw error;
     }
   }
+}
+
+/** Whether the DevBox clones from the hub's git route (the hub holds the credentials). */
+function viaHub(request: StartRequest): boolean {
+  return request.repository.startsWith(`${request.apiUrl.replace(/\/$/, "")}/internal/devboxes/`);
 }
 
 function writeLine(fd: number, text: string): void {

@@ -5,7 +5,7 @@
  */
 import { ECSClient } from "@aws-sdk/client-ecs";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +15,7 @@ import type { EcsStatus } from "../../../src/devbox/ecs/status.js";
 import { providerUpstreams } from "../../../src/devbox/hub/provider-proxy.js";
 import { DevBoxHub } from "../../../src/devbox/hub/hub.js";
 import { DevBoxRegistry } from "../../../src/runtime/devbox-registry.js";
+import { gitPolicyOf } from "../../../src/runtime/devbox-git.js";
 import { DevBoxEffects, splitDevBoxId } from "../../../src/runtime/effects.js";
 import { NO_JUDGE } from "../../../src/runtime/judge.js";
 import { isSettled, Runtime } from "../../../src/runtime/runtime.js";
@@ -102,7 +103,6 @@ describe("ECS executor end to end", () => {
     const statuses: EcsStatus[] = [];
     const registry = new DevBoxRegistry(Date.now);
     const failures: unknown[] = [];
-    const tokenRequests: string[] = [];
     const hub = new DevBoxHub({
       onEvent: (event) => registry.onHubEvent(event),
       onError: (error) => failures.push(error),
@@ -111,9 +111,11 @@ describe("ECS executor end to end", () => {
       lapseMs: 60_000,
       // The app holds the provider key: tasks get a placeholder and the hub's proxy.
       providers: providerUpstreams({ ANTHROPIC_API_KEY: "sk-ant-held-by-the-app" }),
-      repoToken: (runId) => {
-        tokenRequests.push(runId);
-        return Promise.resolve({ token: "ghs_for_widgets", expiresAt: "2030-01-01T00:00:00Z" });
+      // Git goes through the hub: the bare repository on disk stands in for GitHub.
+      git: {
+        stateDir: join(root, "hub-state"),
+        upstreamOf: () => Promise.resolve({ url: source, env: {} }),
+        policyOf: gitPolicyOf(store),
       },
     });
     const client = () =>
@@ -184,12 +186,9 @@ describe("ECS executor end to end", () => {
       expect(final.status, `task logs: ${logs.join(", ")}`).toBe("succeeded");
       expect(failures).toEqual([]);
 
-      // Each DevBox fetched its repository token from the hub, for git over HTTPS.
-      expect(tokenRequests).toEqual(["e2e1", "e2e1"]);
-      const credentials = join(launcher.dirs.get(first!.taskArn)!, "home", ".git-credentials");
-      expect(readFileSync(credentials, "utf8")).toBe(
-        "https://x-access-token:ghs_for_widgets@github.com\n",
-      );
+      // The DevBoxes cloned and pushed through the hub, holding no GitHub token of their own.
+      const home = join(launcher.dirs.get(first!.taskArn)!, "home");
+      expect(existsSync(join(home, ".git-credentials"))).toBe(false);
 
       // The re-run of b happened in a new DevBox that cloned a's checkpoint from the run branch.
       expect(git(source, "show", "clustercode/9-e2e1:a.txt")).toBe("hello");

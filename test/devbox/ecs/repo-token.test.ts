@@ -1,11 +1,9 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { DevBoxHub } from "../../../src/devbox/hub/hub.js";
+import { describe, expect, it } from "vitest";
 import {
   createRepoToken,
   RepoTokenError,
   RepoTokens,
   type AppOctokit,
-  type RepoTokenProvider,
 } from "../../../src/devbox/hub/repo-token.js";
 
 /** An app Octokit that records its requests and answers from a script. */
@@ -84,56 +82,5 @@ describe("DevBox repository tokens", () => {
     now += 10 * 60_000;
     await expect(tokens.tokenFor("acme/a")).rejects.toMatchObject({ status: 502 });
     expect((await tokens.tokenFor("acme/a")).token).toBe("acme/a#4");
-  });
-});
-
-describe("the hub's token route", () => {
-  let hub: DevBoxHub | undefined;
-  afterEach(async () => {
-    await hub?.close();
-    hub = undefined;
-  });
-
-  async function tokenRoute(repoToken?: RepoTokenProvider) {
-    hub = new DevBoxHub({ onEvent: () => {}, ...(repoToken === undefined ? {} : { repoToken }) });
-    const url = await hub.listen();
-    const { token } = hub.register({ devboxId: "r1-d1", runId: "r1" });
-    const get = async (bearer = token) => {
-      const response = await fetch(`${url}/internal/devboxes/r1-d1/token`, {
-        headers: { authorization: `Bearer ${bearer}` },
-      });
-      return { status: response.status, body: await response.json() };
-    };
-    return { hub, get };
-  }
-
-  it("hands the DevBox its run's repository token, and nothing to anyone else", async () => {
-    const asked: string[] = [];
-    let fail: RepoTokenError | undefined;
-    const { hub, get } = await tokenRoute((runId) => {
-      asked.push(runId);
-      if (fail !== undefined) return Promise.reject(fail);
-      return Promise.resolve({ token: "ghs_1", expiresAt: "2030-01-01T01:00:00Z" });
-    });
-    expect(await get()).toEqual({
-      status: 200,
-      body: { token: "ghs_1", expiresAt: "2030-01-01T01:00:00Z" },
-    });
-    expect(await get("wrong")).toEqual({ status: 401, body: { error: "unauthorized" } });
-    fail = new RepoTokenError("unavailable", "GitHub is down");
-    expect(await get()).toEqual({ status: 503, body: { error: "GitHub is down" } });
-    fail = new RepoTokenError("access_denied", "suspended");
-    expect(await get()).toEqual({ status: 403, body: { error: "suspended" } });
-    hub.release("r1-d1");
-    expect(await get()).toEqual({ status: 409, body: { error: "the DevBox was released" } });
-    expect(asked).toEqual(["r1", "r1", "r1"]);
-  });
-
-  it("answers 404 where the runtime hands out no tokens (local runs)", async () => {
-    const { get } = await tokenRoute();
-    expect(await get()).toEqual({
-      status: 404,
-      body: { error: "this runtime hands out no repository tokens" },
-    });
   });
 });

@@ -1,0 +1,233 @@
+import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdir, rm } from "node:fs/promises";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { join } from "node:path";
+import { createGunzip } from "node:zlib";
+import type { Readable } from "node:stream";
+import { gitText, runGit } from "./git-process.js";
+import { FLUSH, parseReceiveRequest, pktLine } from "./pkt-line.js";
+import type { GitPolicy } from "./push-policy.js";
+import { receivePush, type GitUpstream } from "./receive.js";
+
+export type { GitUpstream } from "./receive.js";
+export type { GitPolicy } from "./push-policy.js";
+
+/** How the hub serves git to DevBoxes. */
+export interface HubGitOptions {
+  /** Staging repositories live in `<stateDir>/hub-git/`. */
+  stateDir: string;
+  /** Where a run's repository is, with the credentials the hub (only) adds. */
+  upstreamOf: (runId: string) => Promise<GitUpstream>;
+  /** What a run's DevBoxes may push. */
+  policyOf: (runId: string) => Promise<GitPolicy>;
+}
+
+/** A push the hub refused: recorded by the runtime, never with a secret value in it. */
+export interface PushRefusal {
+  devboxId: string;
+  ref: string;
+  reason: string;
+}
+
+/** The DevBox a git request comes from, once the hub authenticated it. */
+export interface GitCaller {
+  devboxId: string;
+  runId: string;
+  secretValues: readonly string[];
+}
+
+/** The largest push the hub takes. */
+const MAX_PUSH_BYTES = 512 * 1024 * 1024;
+
+/** `<anything>.git/<endpoint>`: the endpoints of git's smart HTTP protocol. */
+const ENDPOINT = /^\/(?:[^?]*\.git)?\/(info\/refs|git-upload-pack|git-receive-pack)(?:\?.*)?$/;
+
+const CAPABILITIES = "report-status delete-refs ofs-delta agent=clustercode-hub";
+
+/**
+ * Git smart HTTP for DevBoxes: clones and fetches are served from a per-DevBox staging mirror
+ * of the run's repository (refreshed from upstream before each), pushes are received into a
+ * quarantine, checked against the run's policy, and only the accepted ref updates are pushed
+ * upstream with the credentials the hub holds.
+ */
+export class HubGit {
+  readonly #options: HubGitOptions;
+  readonly #locks = new Map<string, Promise<unknown>>();
+
+  constructor(options: HubGitOptions) {
+    this.#options = options;
+  }
+
+  /** Answers one git request `path` (after `/git`) of an authenticated DevBox. */
+  async handle(
+    request: IncomingMessage,
+    response: ServerResponse,
+    caller: GitCaller,
+    path: string,
+    onRefused: (refusal: PushRefusal) => void,
+  ): Promise<void> {
+    const endpoint = ENDPOINT.exec(path)?.[1];
+    const service = new URL(path, "http://hub").searchParams.get("service");
+    if (endpoint === "info/refs" && request.method === "GET") {
+      if (service !== "git-upload-pack" && service !== "git-receive-pack") {
+        return answer(response, 403, "text/plain", Buffer.from("smart HTTP only\n"));
+      }
+      const advertisement = await this.#exclusive(caller.devboxId, async () => {
+        const dir = await this.#sync(caller);
+        return service === "git-upload-pack"
+          ? (
+              await runGit(["upload-pack", "--stateless-rpc", "--advertise-refs", dir], {
+                cwd: dir,
+              })
+            ).stdout
+          : await receiveAdvertisement(dir);
+      });
+      const head = Buffer.concat([pktLine(`# service=${service}\n`), FLUSH]);
+      return answer(
+        response,
+        200,
+        `application/x-${service}-advertisement`,
+        Buffer.concat([head, advertisement]),
+      );
+    }
+    if (endpoint === "git-upload-pack" && request.method === "POST") {
+      const dir = this.#dir(caller.devboxId);
+      if (!existsSync(dir))
+        return answer(response, 409, "text/plain", Buffer.from("fetch refs first\n"));
+      const result = await runGit(["upload-pack", "--stateless-rpc", dir], {
+        cwd: dir,
+        input: bodyOf(request),
+      });
+      return answer(response, 200, "application/x-git-upload-pack-result", result.stdout);
+    }
+    if (endpoint === "git-receive-pack" && request.method === "POST") {
+      const body = await readAll(bodyOf(request), MAX_PUSH_BYTES);
+      if (body === undefined)
+        return answer(response, 413, "text/plain", Buffer.from("push too large\n"));
+      const parsed = parseReceiveRequest(body);
+      if (parsed === undefined)
+        return answer(response, 400, "text/plain", Buffer.from("not a push\n"));
+      const { outcomes, report } = await this.#exclusive(caller.devboxId, async () => {
+        const dir = this.#dir(caller.devboxId);
+        if (!existsSync(dir)) await this.#sync(caller);
+        const [policy, upstream] = await Promise.all([
+          this.#options.policyOf(caller.runId),
+          this.#options.upstreamOf(caller.runId),
+        ]);
+        const received = await receivePush(dir, parsed, {
+          policy,
+          upstream,
+          secretValues: caller.secretValues,
+        });
+        // The staging mirror learns what the upstream now has before the next request.
+        await this.#fetch(dir, upstream);
+        return received;
+      });
+      for (const outcome of outcomes) {
+        if (outcome.refused !== undefined) {
+          onRefused({ devboxId: caller.devboxId, ref: outcome.ref, reason: outcome.refused });
+        }
+      }
+      return answer(response, 200, "application/x-git-receive-pack-result", report);
+    }
+    return answer(response, 404, "text/plain", Buffer.from("not found\n"));
+  }
+
+  /** Removes a DevBox's staging repository (it is released or lost). */
+  async forget(devboxId: string): Promise<void> {
+    await this.#exclusive(devboxId, () =>
+      rm(this.#dir(devboxId), { recursive: true, force: true }),
+    );
+    this.#locks.delete(devboxId);
+  }
+
+  #dir(devboxId: string): string {
+    const name = createHash("sha256").update(devboxId).digest("hex").slice(0, 32);
+    return join(this.#options.stateDir, "hub-git", `${name}.git`);
+  }
+
+  /** Creates (when new) and refreshes the DevBox's staging mirror; returns its directory. */
+  async #sync(caller: GitCaller): Promise<string> {
+    const dir = this.#dir(caller.devboxId);
+    const upstream = await this.#options.upstreamOf(caller.runId);
+    if (!existsSync(dir)) {
+      await mkdir(dir, { recursive: true });
+      await gitText(["init", "--bare", "--quiet", dir], { cwd: dir });
+      const symref = await runGit(["ls-remote", "--symref", "--", upstream.url, "HEAD"], {
+        cwd: dir,
+        env: { ...upstream.env, GIT_DIR: dir },
+      });
+      const head = /^ref: (refs\/heads\/[^\t\n]+)\tHEAD$/m.exec(symref.stdout.toString("utf8"));
+      if (head?.[1] !== undefined) {
+        await gitText(["symbolic-ref", "HEAD", head[1]], { cwd: dir, env: { GIT_DIR: dir } });
+      }
+    }
+    await this.#fetch(dir, upstream);
+    return dir;
+  }
+
+  async #fetch(dir: string, upstream: GitUpstream): Promise<void> {
+    await gitText(
+      [
+        "fetch",
+        "--quiet",
+        "--prune",
+        "--no-tags",
+        "--",
+        upstream.url,
+        "+refs/heads/*:refs/heads/*",
+        "+refs/tags/*:refs/tags/*",
+      ],
+      { cwd: dir, env: { ...upstream.env, GIT_DIR: dir } },
+    );
+  }
+
+  /** Runs `work` after every earlier request of the same DevBox ended. */
+  async #exclusive<T>(devboxId: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.#locks.get(devboxId) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(work);
+    this.#locks.set(devboxId, next);
+    return next;
+  }
+}
+
+/** The body of a git request, inflated when git sent it gzipped. */
+function bodyOf(request: IncomingMessage): Readable {
+  return request.headers["content-encoding"] === "gzip" ? request.pipe(createGunzip()) : request;
+}
+
+/** Reads `stream` whole; undefined when it grows past `limit` bytes. */
+async function readAll(stream: Readable, limit: number): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** The receive-pack ref advertisement of the staging mirror, with the hub's capabilities. */
+async function receiveAdvertisement(dir: string): Promise<Buffer> {
+  const refs = await gitText(["for-each-ref", "--format=%(objectname) %(refname)"], {
+    cwd: dir,
+    env: { GIT_DIR: dir },
+  });
+  const lines = refs.split("\n").filter(Boolean);
+  if (lines.length === 0) lines.push(`${"0".repeat(40)} capabilities^{}`);
+  const packets = lines.map((line, index) =>
+    pktLine(index === 0 ? `${line}\0${CAPABILITIES}\n` : `${line}\n`),
+  );
+  return Buffer.concat([...packets, FLUSH]);
+}
+
+function answer(response: ServerResponse, status: number, type: string, body: Buffer): void {
+  response.writeHead(status, {
+    "content-type": type,
+    "content-length": String(body.length),
+    "cache-control": "no-cache",
+  });
+  response.end(body);
+}
