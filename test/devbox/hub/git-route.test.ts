@@ -192,10 +192,14 @@ describe("the hub's git route", () => {
   });
 
   it("answers 401 to git without the DevBox's hub token", async () => {
-    const { url } = await setup();
+    const { url, auth } = await setup();
     const cloned = await tryGit(root, ["clone", "--quiet", url, join(root, "stranger")], {});
     expect(cloned.ok).toBe(false);
     const response = await fetch(`${url}/info/refs?service=git-upload-pack`);
     expect(response.status).toBe(401);
+    // Nor with the token of a DevBox that was released.
+    hub?.release("run1-box1");
+    const late = await tryGit(root, ["clone", "--quiet", url, join(root, "late")], auth);
+    expect(late.ok).toBe(false);
   });
 });
