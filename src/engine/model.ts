@@ -116,6 +116,8 @@ export interface VariantState {
   durationMs: number;
   /** Each gate the variant ran, with its exit code. */
   gates?: { name: string; exitCode: number }[];
+  /** The commit its checkpoint made: the run's head when it wins. */
+  sha?: string;
 }
 
 /** The work in progress on the active node. */

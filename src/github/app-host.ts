@@ -99,6 +99,12 @@ export class AppHost {
     // Set but incomplete is a mistake worth saying; unset is the choice of no run pages.
     if (!pages.ok && (env.CLUSTERCODE_PUBLIC_URL ?? "") !== "")
       log.error("run pages are off", new Error(pages.why));
+    const pullReady = env.CLUSTERCODE_PR_READY ?? "on-success";
+    if (pullReady !== "never" && pullReady !== "on-success")
+      log.error(
+        "CLUSTERCODE_PR_READY",
+        new Error(`must be never or on-success, not "${pullReady}"; using on-success`),
+      );
     let surfaces: Surfaces | undefined;
     const surfacesOf = (admission: Admission) =>
       (surfaces = new Surfaces({
@@ -107,6 +113,7 @@ export class AppHost {
         admission,
         onError: (error, runId) => log.error(`surfaces of run ${runId}`, error),
         devboxNotice: (runId) => notices.get(runId),
+        pullReady: pullReady === "never" ? "never" : "on-success",
         ...(pages.ok
           ? {
               runPageUrl: (repo: string, runId: string) =>

@@ -62,6 +62,8 @@ export const PAYLOAD_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
       base: z.object({ repo: fullName }),
     }),
     review: z.object({
+      id: z.number().int(),
+      commit_id: z.string(),
       state: z.string(),
       body: z.string().nullish(),
       html_url: z.string(),

@@ -10,7 +10,7 @@ import { installs, onInstallation, type InstallationPayload } from "./handlers/i
 import { commandOf, onIssueComment, type IssueCommentPayload } from "./handlers/issue-comment.js";
 import { labelOf, onIssues, type IssuesPayload } from "./handlers/issues.js";
 import {
-  approvalOf,
+  reviewOf,
   onPullRequestReview,
   type PullRequestReviewPayload,
 } from "./handlers/pull-request-review.js";
@@ -52,7 +52,7 @@ const ROUTES: Readonly<Record<string, Route<unknown>>> = {
     handle: onPullRequest,
   }),
   pull_request_review: route<PullRequestReviewPayload>({
-    wants: (p) => approvalOf(p) !== undefined,
+    wants: (p) => reviewOf(p) !== undefined,
     handle: onPullRequestReview,
   }),
   check_run: route<CheckRunPayload>({
