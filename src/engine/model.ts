@@ -189,6 +189,8 @@ export interface RunSnapshot {
   /** Whether the run branch exists in the source repository (a checkpoint pushed it). */
   branchPushed: boolean;
   lastSha?: string;
+  /** The base branch's commit the run's first DevBox started from: what verdicts judge against. */
+  baseSha?: string;
   visits: Visit[];
   /** Crossings per edge, by the edge's index; never reset within a run. */
   traversals: Record<string, number>;

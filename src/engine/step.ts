@@ -83,6 +83,10 @@ function apply(t: Transition, event: RunEvent): string | undefined {
       if (held !== undefined && !held.ready && event.harness !== undefined) {
         held.harness = event.harness;
       }
+      // Before any checkpoint, a DevBox starts from the base branch: its head is the base.
+      if (event.ok && event.sha !== undefined && !s.branchPushed && s.baseSha === undefined) {
+        if (held !== undefined && !held.ready) s.baseSha = event.sha;
+      }
       return onReady(t, event.devboxId, event.ok, event.error);
     }
     case "devbox.lost":

@@ -39,6 +39,12 @@ edges:
     expect(second?.files?.feedback).toContain("because");
     const given = entries(sim.effects, "feedback.given");
     expect(given.map((entry) => entry.node)).toEqual(["build", "review"]);
+    // Each verdict records the commits it judged: the head it read and the base it started from.
+    const evaluated = entries(sim.effects, "decision.evaluated");
+    expect(evaluated.map((v) => [v.headSha, v.baseSha])).toEqual([
+      ["sha-c10", "head-of-main"],
+      ["sha-c24", "head-of-main"],
+    ]);
     expect(sim.snapshot.visits[2]?.fedBack).toEqual([
       "judge [needs-changes]: review: the judge answered needs-changes",
     ]);

@@ -66,7 +66,7 @@ export function answerApproval(t: Transition, event: ApprovalAnswer): string | u
     actor: event.actor,
     ...(event.note === undefined ? {} : { note: event.note }),
     ...(event.where === undefined ? {} : { where: event.where }),
-    ...(event.headSha === undefined ? {} : { headSha: event.headSha }),
+    ...t.judgedShas(event.headSha),
     ...(event.feedback === undefined ? {} : { feedback: event.feedback.length }),
   });
   addFeedback(

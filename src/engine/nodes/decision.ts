@@ -56,6 +56,7 @@ function onCommandFinished(
     evaluator: "deterministic",
     verdict: label,
     exitCode: result.exitCode,
+    ...t.judgedShas(),
   });
   const node = activeNodeOf(t, "decision");
   addFeedback(t, {
