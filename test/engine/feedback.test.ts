@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { CommandRequest } from "../../src/engine/commands.js";
 import type { Effect, EvidenceEntry } from "../../src/engine/model.js";
+import { renderStatusComment } from "../../src/github/render-status.js";
 import { SimulatedRun, definitionOf, workflowOf } from "./harness.js";
 
 const dispatches = (effects: Effect[]): CommandRequest[] =>
@@ -222,6 +223,11 @@ describe("rework", () => {
       "review [rework] (@carol): rework round 1: the review sent the work back",
     );
     expect(file).toContain("review: src/a.ts:3: wrong sign");
+    const status = renderStatusComment(sim.definition, sim.snapshot);
+    expect(status).toContain("✅ succeeded · rework round 1");
+    expect(status).toContain(
+      "| 3 | build | 1 | succeeded | told: review: src/a.ts:3: wrong sign (+1 more) |",
+    );
   });
 
   it("tells a rework node never visited before the rework's feedback", () => {
