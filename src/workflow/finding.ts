@@ -26,6 +26,7 @@ export const RULE_IDS = [
   "no-give-up-branch",
   "budget-without-cost",
   "engine-without-key",
+  "rework-node",
 ] as const;
 
 /** A validator rule id. */

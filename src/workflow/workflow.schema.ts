@@ -172,6 +172,30 @@ const runBudget = z
   })
   .describe("Limits for the whole run.");
 
+/** Most rework rounds a workflow may allow. */
+export const MAX_REWORK_ROUNDS = 10;
+/** Rework rounds when `rework.max_rounds` is not set. */
+export const DEFAULT_REWORK_ROUNDS = 3;
+
+const rework = z
+  .strictObject({
+    node: z
+      .string()
+      .describe(
+        "The node a succeeded run re-opens at when its work is sent back: a run, loop or prototype.",
+      ),
+    max_rounds: z
+      .int()
+      .meta({ minimum: 1, maximum: MAX_REWORK_ROUNDS })
+      .optional()
+      .describe(
+        `How often one run may be re-opened (1-${MAX_REWORK_ROUNDS}, default ${DEFAULT_REWORK_ROUNDS}).`,
+      ),
+  })
+  .describe(
+    "What happens when a succeeded run's work is sent back (a review asking for changes, a failing check, a conflict, /rework): the run re-opens at node with that feedback.",
+  );
+
 const admission = z
   .strictObject({
     max_active_runs: z
@@ -566,6 +590,7 @@ export const workflowSchema = z
         error: "nodes: needs at least one node",
       }),
     edges: z.array(edge).default([]).describe("The graph's edges."),
+    rework: rework.optional(),
   })
   .describe("A ClusterCode workflow: a small graph of agent and command nodes.");
 

@@ -291,7 +291,54 @@ const CASES: Record<RuleId, RuleCase> = {
         a: { kind: run, prompt: Do it., agent: { engine: codex, model: gpt-5 } }
     `,
   },
+  "rework-node": {
+    triggers: yaml`
+      version: 1
+      name: t
+      on: { label: go }
+      nodes:
+        build: { kind: run, run: make }
+        ship: { kind: approval }
+      edges:
+        - { from: build, to: ship }
+        - { from: ship, to: done, label: approved }
+        - { from: ship, to: failed, label: rejected }
+      rework: { node: ship }
+    `,
+    where: { needle: "ship }", occurrence: 2 },
+    fix: /is an approval node, which does no work: re-open at a run, loop or prototype node/,
+    nearMiss: yaml`
+      version: 1
+      name: t
+      on: { label: go }
+      nodes:
+        build: { kind: run, run: make }
+        ship: { kind: approval }
+      edges:
+        - { from: build, to: ship }
+        - { from: ship, to: done, label: approved }
+        - { from: ship, to: failed, label: rejected }
+      rework: { node: build, max_rounds: 2 }
+    `,
+  },
 };
+
+describe("rework-node", () => {
+  it("points at a rework node that does not exist, with the line, and names the nodes", () => {
+    const text = yaml`
+      version: 1
+      name: t
+      on: { label: go }
+      nodes:
+        build: { kind: run, run: make }
+      rework: { node: biuld }
+    `;
+    const finding = expectOne(text, "rework-node", { needle: "biuld" }, "error");
+    expect(finding.message).toContain(
+      'rework.node "biuld" is not a node of this workflow: use one of build',
+    );
+  });
+});
 
 describe("every rule", () => {
   it("has a case here", () => {

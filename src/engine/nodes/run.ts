@@ -1,5 +1,6 @@
 import type { CommandResult } from "../commands.js";
 import { addCost } from "../cost.js";
+import { feedbackFiles, feedbackPrompt } from "../feedback-log.js";
 import { agentCommand } from "../prompts.js";
 import type { Transition } from "../transition.js";
 import { activeNodeOf } from "./active-node.js";
@@ -21,11 +22,13 @@ function start(t: Transition): void {
   const node = activeNodeOf(t, "run");
   const devboxId = runDevBoxId(t);
   let commandId: string;
+  const files = feedbackFiles(t);
   if (node.run === undefined && node.agent !== undefined) {
-    const prompt = `${node.prompt ?? ""}\n\nThe requirement is in the file named by CLUSTERCODE_BRIEF_FILE.\n`;
-    commandId = t.dispatch(devboxId, agentCommand(t.definition, node.agent, prompt));
+    const told = feedbackPrompt(t.active.feedback ?? []);
+    const prompt = `${node.prompt ?? ""}\n\nThe requirement is in the file named by CLUSTERCODE_BRIEF_FILE.\n${told}`;
+    commandId = t.dispatch(devboxId, agentCommand(t.definition, node.agent, prompt), files);
   } else if (node.run !== undefined) {
-    commandId = t.dispatch(devboxId, { type: "script", script: node.run });
+    commandId = t.dispatch(devboxId, { type: "script", script: node.run }, files);
   } else {
     throw new Error(`programmer error: run node ${t.active.node} has no work`);
   }
@@ -46,7 +49,10 @@ function onCommandFinished(
   recordCommandFinished(t, result, main && node.run === undefined ? node.agent : undefined);
   if (!addCost(t, result.costUsd)) return undefined;
   if (progress.kind === "exec" && progress.step === "checkpoint") onCheckpoint(t, result);
-  else finishContainer(t, result.exitCode === 0 ? "succeeded" : "failed", exitReason(result));
+  else {
+    if (result.exitCode !== 0) t.active.failureOutput = result.output.slice(-4000);
+    finishContainer(t, result.exitCode === 0 ? "succeeded" : "failed", exitReason(result));
+  }
   return undefined;
 }
 
