@@ -21,6 +21,9 @@ export interface Speaker {
   where: string;
 }
 
+/** How long a `once` key is remembered: longer than any run stays open for rework. */
+const ONCE_MS = 90 * 24 * 3_600_000;
+
 /** What a review adds to an approval answer: the commit it saw, and what it said. */
 export interface ReviewAnswer {
   /** The commit the review saw: it approves only while that is the run branch's head. */
@@ -192,6 +195,10 @@ export class Answers {
       where: who.where,
       at: this.deps.now(),
       ...(note === undefined ? {} : { note }),
+      ...(review.headSha === undefined ? {} : { headSha: review.headSha }),
+      ...(review.feedback === undefined
+        ? {}
+        : { feedback: review.feedback.map((item) => ({ ...item, at: this.deps.now() })) }),
     });
     if (!delivery.applied) {
       return {
@@ -277,8 +284,27 @@ export class Answers {
   }
 
   /**
+   * Whether run `runId` of `repo` ended `succeeded` with `sha` as its branch's head: what CI or a
+   * conflict may send back (a failure on an older commit is about work since replaced).
+   */
+  async succeededAt(repo: RepoRef, runId: string, sha: string): Promise<boolean> {
+    const stored = await this.deps.store.getRun(runId);
+    if (stored?.repo !== fullName(repo)) return false;
+    const { state } = decodeRun(stored).document;
+    return state.status === "succeeded" && state.lastSha === sha;
+  }
+
+  /**
+   * True the first time `key` is claimed, and again only for the same `holder` (the delivery
+   * that claimed it, retried): a durable once, safe under duplicate deliveries and replicas.
+   */
+  async once(key: string, holder: string): Promise<boolean> {
+    return this.deps.store.acquireLease(`once/${key}`, holder, this.deps.now(), ONCE_MS);
+  }
+
+  /**
    * Delivers `run.rework` to `runId`; undefined when the run went back to work, else why not
-   * (the engine's refusal, or the reason its `rework.refused` evidence gives).
+   * (the reason the engine's `rework.refused` evidence records).
    */
   async sendBack(
     runId: string,
@@ -296,15 +322,8 @@ export class Answers {
       ...rework,
       feedback: rework.feedback.map((item) => ({ ...item, at })),
       at,
-    } as unknown as RunEvent);
-    if (!delivery.applied) return delivery.refused.message;
-    if (delivery.state.status !== "succeeded") return undefined;
-    const evidence = await this.deps.store.listEvidence(runId);
-    const refused = evidence
-      .map((record) => record.entry as { kind?: unknown; reason?: unknown })
-      .reverse()
-      .find((entry) => entry.kind === "rework.refused");
-    return typeof refused?.reason === "string" ? refused.reason : "the run stays as it ended";
+    });
+    return delivery.applied ? undefined : delivery.refused.message;
   }
 
   /**

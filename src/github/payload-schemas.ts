@@ -84,6 +84,17 @@ export const PAYLOAD_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
     }),
     requested_action: z.object({ identifier: z.string() }).nullish(),
   }),
+  check_suite: z.object({
+    ...inRepository,
+    action: z.string(),
+    check_suite: z.object({
+      id: z.number().int(),
+      head_sha: z.string(),
+      head_branch: z.string().nullable(),
+      conclusion: z.string().nullable(),
+      app: z.object({ slug: z.string().optional() }).nullable(),
+    }),
+  }),
   push: z.object({
     ...inRepository,
     ref: z.string(),

@@ -1,4 +1,5 @@
 import { callGitHub } from "../errors.js";
+import { conflictsWithBase } from "../pull-requests.js";
 import { repoOf } from "../github.js";
 import { parseRunBranch } from "../run-index.js";
 import type { HandlerContext, RepositoryPayload } from "../services.js";
@@ -30,6 +31,49 @@ export function closedRunOf(payload: PullRequestPayload): string | undefined {
   return parseRunBranch(head.ref)?.runId;
 }
 
+/** The run whose own pull request moved or was edited: it may conflict with its base now. */
+export function movedRunOf(payload: PullRequestPayload): string | undefined {
+  const { head, base } = payload.pull_request;
+  if (!["synchronize", "edited"].includes(payload.action)) return undefined;
+  if (head.repo?.full_name !== base?.repo.full_name) return undefined;
+  return parseRunBranch(head.ref)?.runId;
+}
+
+/**
+ * A run that succeeded whose pull request no longer merges with its base goes back to its
+ * `rework.node`, once per head commit, told that the base conflicts.
+ */
+async function sendBackOnConflict(
+  payload: PullRequestPayload,
+  runId: string,
+  ctx: HandlerContext,
+): Promise<void> {
+  const repo = repoOf(payload);
+  const { answers } = ctx.services;
+  const sha = payload.pull_request.head.sha;
+  if (!(await answers.succeededAt(repo, runId, sha))) return;
+  const merge = await conflictsWithBase(ctx.gh, repo, payload.number);
+  if (merge?.conflicts !== true || merge.headSha !== sha) return;
+  if (!(await answers.once(`conflict/${runId}/${sha}`, ctx.deliveryId))) return;
+  await answers.sendBack(runId, {
+    source: "conflict",
+    headSha: sha,
+    ...(payload.pull_request.html_url === undefined
+      ? {}
+      : { where: payload.pull_request.html_url }),
+    feedback: [
+      {
+        source: "conflict",
+        label: "conflict",
+        summary: `the run branch no longer merges with its base (GitHub says it conflicts at ${sha.slice(0, 12)})`,
+        detail:
+          "Merge or rebase onto the base branch and resolve the conflicting files, then make the checks pass again.",
+        headSha: sha,
+      },
+    ],
+  });
+}
+
 /**
  * `pull_request` opened, reopened or synchronized: validate the workflow files it changes.
  * Closed, when it is a run's: the run records whether it was merged (the judge scorecard reads it).
@@ -49,6 +93,8 @@ export async function onPullRequest(
     });
     return;
   }
+  const moved = movedRunOf(payload);
+  if (moved !== undefined) await sendBackOnConflict(payload, moved, ctx);
   if (!changesPullRequest(payload)) return;
   const repo = repoOf(payload);
   const files = await callGitHub(`list the files of #${payload.number}`, () =>
