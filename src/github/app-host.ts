@@ -14,6 +14,7 @@ import { appRunPagesHandler } from "../ui/app-run-pages-handler.js";
 import { runPageUrl, runPagesFromEnv } from "../ui/run-pages-config.js";
 import type { RunPagesHandler } from "../ui/run-pages-server.js";
 import { Answers } from "./answers.js";
+import { sendBackIfConflicting } from "./conflicts.js";
 import { appDevBoxes } from "./app-devboxes.js";
 import type { GitHubAuth } from "./github.js";
 import { DeliveryIntake } from "./intake.js";
@@ -106,6 +107,8 @@ export class AppHost {
         new Error(`must be never or on-success, not "${pullReady}"; using on-success`),
       );
     let surfaces: Surfaces | undefined;
+    // Answers exist once the runtime does (after the surfaces); a run succeeds only after that.
+    const late: { answers?: Answers } = {};
     const surfacesOf = (admission: Admission) =>
       (surfaces = new Surfaces({
         store,
@@ -114,6 +117,10 @@ export class AppHost {
         onError: (error, runId) => log.error(`surfaces of run ${runId}`, error),
         devboxNotice: (runId) => notices.get(runId),
         pullReady: pullReady === "never" ? "never" : "on-success",
+        onSucceeded: async (check) => {
+          if (late.answers !== undefined)
+            await sendBackIfConflicting(late.answers, { ...check, holder: `sync:${check.runId}` });
+        },
         ...(pages.ok
           ? {
               runPageUrl: (repo: string, runId: string) =>
@@ -160,6 +167,7 @@ export class AppHost {
       onCreated: (runId) => core.surfaces.request(runId),
     });
     const answers = new Answers({ store, runtime, now });
+    late.answers = answers;
     const onError = (error: unknown) => log.error("background task", error);
     const auth = () => opened_(box).githubAuth();
     const schedules = new Schedules({ store, starter, installations, holder, now, onError });

@@ -22,6 +22,8 @@ export interface RunMemo {
   pullBody?: string;
   /** Whether the pull request was taken out of draft. */
   ready?: boolean;
+  /** The head a succeeded run's pull request was last checked against its base at. */
+  mergeChecked?: string;
   checks: CheckRunMemo;
 }
 
@@ -46,6 +48,8 @@ const storedMemoSchema = z.object({
   pullBody: z.string().optional(),
   /** Whether the pull request was taken out of draft. */
   ready: z.boolean().optional(),
+  /** The head the pull request was last checked against its base at. */
+  mergeChecked: z.string().optional(),
   /** Check-run key → id, fingerprint of what was sent, URL. */
   checks: z.array(
     z.tuple([z.string(), z.object({ id: z.number(), digest: z.string(), url: z.string() })]),
@@ -67,6 +71,7 @@ export function encodeMemo(memo: RunMemo): StoredMemo {
     ...(memo.head === undefined ? {} : { head: memo.head }),
     ...(memo.pullBody === undefined ? {} : { pullBody: memo.pullBody }),
     ...(memo.ready === undefined ? {} : { ready: memo.ready }),
+    ...(memo.mergeChecked === undefined ? {} : { mergeChecked: memo.mergeChecked }),
     checks: [...memo.checks.ids],
     listed: memo.checks.listed,
   };
@@ -76,7 +81,8 @@ export function encodeMemo(memo: RunMemo): StoredMemo {
 export function decodeMemo(stored: unknown): RunMemo {
   const parsed = storedMemoSchema.safeParse(stored);
   if (!parsed.success) return { checks: { ids: new Map(), listed: false } };
-  const { comments, status, pull, head, pullBody, ready, checks, listed } = parsed.data;
+  const { comments, status, pull, head, pullBody, ready, mergeChecked, checks, listed } =
+    parsed.data;
   return {
     ...(comments === undefined ? {} : { comments: new Map(comments) }),
     ...(status === undefined ? {} : { statusFingerprint: status }),
@@ -92,6 +98,7 @@ export function decodeMemo(stored: unknown): RunMemo {
     ...(head === undefined ? {} : { head }),
     ...(pullBody === undefined ? {} : { pullBody }),
     ...(ready === undefined ? {} : { ready }),
+    ...(mergeChecked === undefined ? {} : { mergeChecked }),
     checks: { ids: new Map(checks), listed },
   };
 }

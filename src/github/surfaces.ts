@@ -69,6 +69,14 @@ export class Surfaces {
       devboxNotice?: (runId: string) => string | undefined;
       /** The run page of a run (repository owner/name, run id), when the app serves them. */
       runPageUrl?: (repo: string, runId: string) => string;
+      /** Checks a succeeded run's pull request against its base (once per head commit). */
+      onSucceeded?: (pull: {
+        gh: GitHub;
+        repo: RepoRef;
+        runId: string;
+        pull: number;
+        sha: string;
+      }) => Promise<void>;
       /** Whether a succeeded run's pull request leaves draft (default `on-success`). */
       pullReady?: PullReady;
       /** How long a sync waits for more transitions to fold in; default 250 ms. */
@@ -268,6 +276,12 @@ export class Surfaces {
     if (state.status === "succeeded" && memo.ready !== true && this.deps.pullReady !== "never") {
       await markReadyForReview(gh, repo, pull);
       memo.ready = true;
+    }
+    // A run that succeeded on a branch that no longer merges with its base goes back to work.
+    const sha = state.lastSha;
+    if (state.status === "succeeded" && sha !== undefined && memo.mergeChecked !== sha) {
+      await this.deps.onSucceeded?.({ gh, repo, runId: state.runId, pull: pull.number, sha });
+      memo.mergeChecked = sha;
     }
   }
 

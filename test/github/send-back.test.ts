@@ -4,6 +4,7 @@ import type {
   IssuesLabeledEvent,
   PullRequestReviewCommentCreatedEvent,
   PullRequestReviewSubmittedEvent,
+  PullRequestSynchronizeEvent,
 } from "@octokit/webhooks-types";
 import { execFileSync } from "node:child_process";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -224,6 +225,43 @@ describe("reviews and CI send a run back", () => {
     expect(started).toHaveLength(1);
     expect(app.github.calls("GET", /\/check-suites\/5001\/check-runs$/)).toHaveLength(1);
     expect(app.github.problems).toEqual([]);
+  }, 60_000);
+
+  it("a run that succeeds on a branch that conflicts with its base goes back, told so", async () => {
+    await app.deliver("issues", labeled());
+    const { definition } = await app.waitForStatus("awaiting_input");
+    const pull = app.github.pulls[0];
+    if (pull !== undefined) pull.mergeable = false;
+    await app.deliver("issue_comment", commentOn(ISSUE, "/approve", false));
+    await until((doc) => doc.state.status === "awaiting_input" && doc.state.visits.length === 4);
+    expect(show(definition.branch, "feedback.md")).toContain("no longer merges with its base");
+  }, 60_000);
+
+  it("a succeeded run's pull request that stops merging with its base on synchronize goes back once", async () => {
+    await app.deliver("issues", labeled());
+    await app.waitForStatus("awaiting_input");
+    await app.deliver("issue_comment", commentOn(ISSUE, "/approve", false));
+    const { definition, state } = await app.waitForStatus("succeeded");
+    const pull = app.github.pulls[0];
+    if (pull !== undefined) pull.mergeable = false;
+    const synchronized = payloadOf<PullRequestSynchronizeEvent>(
+      "pull_request",
+      "synchronize",
+      (p) => {
+        p.number = pull?.number ?? 0;
+        p.pull_request.head.ref = definition.branch;
+        p.pull_request.head.sha = state.lastSha ?? "";
+        p.pull_request.head.repo = p.pull_request.base.repo;
+      },
+    );
+    await app.deliver("pull_request", synchronized);
+    await app.deliver("pull_request", synchronized);
+    await until((doc) => doc.state.status === "awaiting_input" && doc.state.visits.length === 4);
+    expect(show(definition.branch, "feedback.md")).toContain("no longer merges with its base");
+    const started = (await app.host.store.listEvidence(state.runId)).filter(
+      (e) => (e.entry as { kind: string }).kind === "rework.started",
+    );
+    expect(started).toHaveLength(1);
   }, 60_000);
 
   it("ignores ClusterCode's own check suites and acknowledges a lone review comment without acting", async () => {

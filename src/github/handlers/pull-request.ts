@@ -1,5 +1,5 @@
 import { callGitHub } from "../errors.js";
-import { conflictsWithBase } from "../pull-requests.js";
+import { sendBackIfConflicting } from "../conflicts.js";
 import { repoOf } from "../github.js";
 import { parseRunBranch } from "../run-index.js";
 import type { HandlerContext, RepositoryPayload } from "../services.js";
@@ -40,41 +40,6 @@ export function movedRunOf(payload: PullRequestPayload): string | undefined {
 }
 
 /**
- * A run that succeeded whose pull request no longer merges with its base goes back to its
- * `rework.node`, once per head commit, told that the base conflicts.
- */
-async function sendBackOnConflict(
-  payload: PullRequestPayload,
-  runId: string,
-  ctx: HandlerContext,
-): Promise<void> {
-  const repo = repoOf(payload);
-  const { answers } = ctx.services;
-  const sha = payload.pull_request.head.sha;
-  if (!(await answers.succeededAt(repo, runId, sha))) return;
-  const merge = await conflictsWithBase(ctx.gh, repo, payload.number);
-  if (merge?.conflicts !== true || merge.headSha !== sha) return;
-  if (!(await answers.once(`conflict/${runId}/${sha}`, ctx.deliveryId))) return;
-  await answers.sendBack(runId, {
-    source: "conflict",
-    headSha: sha,
-    ...(payload.pull_request.html_url === undefined
-      ? {}
-      : { where: payload.pull_request.html_url }),
-    feedback: [
-      {
-        source: "conflict",
-        label: "conflict",
-        summary: `the run branch no longer merges with its base (GitHub says it conflicts at ${sha.slice(0, 12)})`,
-        detail:
-          "Merge or rebase onto the base branch and resolve the conflicting files, then make the checks pass again.",
-        headSha: sha,
-      },
-    ],
-  });
-}
-
-/**
  * `pull_request` opened, reopened or synchronized: validate the workflow files it changes.
  * Closed, when it is a run's: the run records whether it was merged (the judge scorecard reads it).
  */
@@ -94,7 +59,19 @@ export async function onPullRequest(
     return;
   }
   const moved = movedRunOf(payload);
-  if (moved !== undefined) await sendBackOnConflict(payload, moved, ctx);
+  if (moved !== undefined) {
+    await sendBackIfConflicting(ctx.services.answers, {
+      gh: ctx.gh,
+      repo: repoOf(payload),
+      runId: moved,
+      pull: payload.number,
+      sha: payload.pull_request.head.sha,
+      holder: ctx.deliveryId,
+      ...(payload.pull_request.html_url === undefined
+        ? {}
+        : { where: payload.pull_request.html_url }),
+    });
+  }
   if (!changesPullRequest(payload)) return;
   const repo = repoOf(payload);
   const files = await callGitHub(`list the files of #${payload.number}`, () =>
