@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type {
   CommandRequest,
@@ -59,6 +59,11 @@ export async function executeCommand(
   }
   const output = new OutputTail(OUTPUT_LIMIT_BYTES);
   const outcome = await runKind(request.command, { ...context, env }, dir, output);
+  // A node that declares outputs is given an empty `output` file: what it wrote goes back.
+  const outputFile =
+    request.files?.output === undefined
+      ? undefined
+      : (await readFile(join(dir, "output"), "utf8").catch(() => "")).slice(0, 65_537);
   return {
     commandId: request.commandId,
     exitCode: outcome.exitCode,
@@ -69,6 +74,7 @@ export async function executeCommand(
     ...(outcome.costUsd === undefined ? {} : { costUsd: outcome.costUsd }),
     ...(outcome.usage === undefined ? {} : { usage: outcome.usage }),
     ...(outcome.sha === undefined ? {} : { sha: outcome.sha }),
+    ...(outputFile === undefined ? {} : { outputFile }),
   };
 }
 
