@@ -61,4 +61,43 @@ describe("feedback on re-entry (local)", () => {
     expect(told).toContain("the greeting is missing");
     expect(log.stdout).toContain('"kind":"feedback.given"');
   }, 60_000);
+
+  it("hands a node's typed outputs to the next node through the local DevBox", async () => {
+    const { repo, state, root } = makeRepo();
+    writeFileSync(
+      join(root, "outputs.yml"),
+      `version: 1
+name: outputs
+on: { label: go }
+nodes:
+  build:
+    kind: run
+    run: 'echo "version=1.2.3" >> "$CLUSTERCODE_OUTPUT_FILE"; echo "ready=true" >> "$CLUSTERCODE_OUTPUT_FILE"'
+    outputs:
+      version: { type: string }
+      ready: { type: boolean }
+  ship:
+    kind: run
+    run: 'echo "STATE:"; cat "$CLUSTERCODE_OUTPUTS_FILE"'
+    inputs: [version]
+edges:
+  - { from: build, to: ship }
+`,
+    );
+    const env = cliEnv();
+    const common = ["--state-dir", state, "--format", "json"];
+    const run = await runCli(["run", join(root, "outputs.yml"), "--repo", repo, ...common], {
+      cwd: repo,
+      env,
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const log = await runCli(["log", summaryOf(run).run, ...common], { cwd: repo, env });
+    const shipOutput = log.stdout
+      .split("\n")
+      .filter((line) => line.includes('"kind":"command.finished"'))
+      .map((line) => (JSON.parse(line) as { output: string }).output)
+      .find((output) => output.includes("STATE:"));
+    expect(shipOutput).toContain('{"version":"1.2.3","ready":true}');
+    expect(log.stdout).toContain('"kind":"outputs.recorded"');
+  }, 60_000);
 });
