@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -99,5 +100,41 @@ edges:
       .find((output) => output.includes("STATE:"));
     expect(shipOutput).toContain('{"version":"1.2.3","ready":true}');
     expect(log.stdout).toContain('"kind":"outputs.recorded"');
+  }, 60_000);
+
+  it("keeps files written under CLUSTERCODE_SCRATCH off the run branch, for later nodes of the DevBox", async () => {
+    const { repo, state, root } = makeRepo();
+    writeFileSync(
+      join(root, "scratch.yml"),
+      `version: 1
+name: scratch
+on: { label: go }
+nodes:
+  plan:
+    kind: run
+    run: 'test -n "\${CLUSTERCODE_SCRATCH:-}"; echo "plan: greet" > "$CLUSTERCODE_SCRATCH/notes.md"; echo "code" > work.txt'
+  build:
+    kind: run
+    run: 'echo "NOTES:"; cat "$CLUSTERCODE_SCRATCH/notes.md"'
+edges:
+  - { from: plan, to: build }
+`,
+    );
+    const env = cliEnv();
+    const common = ["--state-dir", state, "--format", "json"];
+    const run = await runCli(["run", join(root, "scratch.yml"), "--repo", repo, ...common], {
+      cwd: repo,
+      env,
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const { branch, run: runId } = summaryOf(run);
+    const files = execFileSync("git", ["ls-tree", "-r", "--name-only", branch], {
+      cwd: repo,
+      encoding: "utf8",
+    });
+    expect(files.split("\n")).toContain("work.txt");
+    expect(files).not.toContain("notes.md");
+    const log = await runCli(["log", runId, ...common], { cwd: repo, env });
+    expect(log.stdout).toContain("NOTES:\\nplan: greet");
   }, 60_000);
 });
