@@ -217,6 +217,8 @@ export interface RunSnapshot {
    * feedback.ts); each visit marks where it stood when the visit began.
    */
   feedbackLog?: FeedbackItem[];
+  /** The run's typed state: every node output so far, by name (see outputs.ts). */
+  outputs?: Record<string, unknown>;
   /** Rework rounds used: each `run.rework` that re-opened the succeeded run. */
   reworkRounds?: number;
   /** The next effect sequence number. */

@@ -27,6 +27,8 @@ export const RULE_IDS = [
   "budget-without-cost",
   "engine-without-key",
   "rework-node",
+  "output-writer",
+  "output-input",
 ] as const;
 
 /** A validator rule id. */

@@ -4,6 +4,7 @@ import type { Rule } from "./rule-context.js";
 import { engineWithoutKey } from "./engine-key-rule.js";
 import { parseDuration, DURATION_PATTERN } from "./duration.js";
 import { editDistance } from "./edit-distance.js";
+import { outputRules } from "./outputs-rule.js";
 import { reworkNode } from "./rework-rule.js";
 import type { Finding } from "./finding.js";
 import {
@@ -341,4 +342,5 @@ export const GRAPH_RULES: readonly Rule[] = [
   budgetWithoutCost,
   engineWithoutKey,
   reworkNode,
+  outputRules,
 ];

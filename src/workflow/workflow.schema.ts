@@ -306,6 +306,35 @@ const gate = z
   })
   .describe("A command that must pass.");
 
+/** The types a node output may have. */
+export const OUTPUT_TYPES = ["string", "number", "boolean", "json"] as const;
+
+const output = z
+  .strictObject({
+    type: z
+      .enum(OUTPUT_TYPES, { error: `output type must be one of ${OUTPUT_TYPES.join(", ")}` })
+      .describe("What the value must be: string, number, boolean or json."),
+    description: z.string().min(1).optional().describe("What the value means."),
+  })
+  .describe("A typed value the node writes to the run's state.");
+
+const outputs = z
+  .record(
+    z.string().regex(/^[a-z][a-z0-9_]{0,39}$/, {
+      error: 'output names are lower-case letters, digits and "_", starting with a letter',
+    }),
+    output,
+  )
+  .optional()
+  .describe(
+    "Values the node writes to the file named by CLUSTERCODE_OUTPUT_FILE (name=value lines, name<<DELIM blocks, or one JSON object); later nodes read them all as JSON from CLUSTERCODE_OUTPUTS_FILE.",
+  );
+
+const inputs = z
+  .array(z.string().min(1))
+  .optional()
+  .describe("Outputs of earlier nodes this node reads: each must be written on a path to it.");
+
 const KIND_DESCRIPTIONS = {
   run: "run: one agent turn or one command script, in the DevBox.",
   loop: "loop: an agent iterates toward a goal until every gate passes.",
@@ -341,6 +370,8 @@ const runNode = z
     agent: agent.optional(),
     prompt: z.string().min(1).optional().describe("What the agent is asked to do (with agent)."),
     run: z.string().min(1).optional().describe("A command script (instead of agent and prompt)."),
+    outputs,
+    inputs,
   })
   .describe("One agent turn (agent and prompt) or one command script (run).")
   .superRefine((node, ctx) => {

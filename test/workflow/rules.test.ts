@@ -321,6 +321,30 @@ const CASES: Record<RuleId, RuleCase> = {
       rework: { node: build, max_rounds: 2 }
     `,
   },
+  "output-writer": {
+    triggers: workflow(
+      "a: { kind: run, run: make, outputs: { version: { type: string } } }\nb: { kind: run, run: make, outputs: { version: { type: number } } }",
+      "- { from: a, to: b }",
+    ),
+    where: { needle: "version: { type: number" },
+    fix: /output version is already written by a: one node writes each output; rename one of them/,
+    nearMiss: workflow(
+      "a: { kind: run, run: make, outputs: { version: { type: string } } }\nb: { kind: run, run: make, outputs: { count: { type: number } } }",
+      "- { from: a, to: b }",
+    ),
+  },
+  "output-input": {
+    triggers: workflow(
+      "a: { kind: run, run: make, inputs: [version] }\nb: { kind: run, run: make, outputs: { version: { type: string } } }",
+      "- { from: a, to: b }",
+    ),
+    where: { needle: "version] }" },
+    fix: /input version of a is written by b, which never runs before a: add an edge path from b to a/,
+    nearMiss: workflow(
+      "a: { kind: run, run: make, outputs: { version: { type: string } } }\nb: { kind: run, run: make, inputs: [version] }",
+      "- { from: a, to: b }",
+    ),
+  },
 };
 
 describe("rework-node", () => {

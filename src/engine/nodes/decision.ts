@@ -6,6 +6,7 @@ import { activeNodeOf } from "./active-node.js";
 import { ensureDevBox, recordCommandFinished, runDevBoxId, staleRunCommand } from "./container.js";
 import type { JudgeEvent, NodeBehaviour } from "./node-behaviour.js";
 import { addFeedback, feedbackFiles } from "../feedback-log.js";
+import { outputFiles } from "../outputs.js";
 import { recordVerdict } from "./verdict.js";
 
 /**
@@ -36,7 +37,14 @@ function start(t: Transition): void {
   if (node.run === undefined) {
     throw new Error(`programmer error: decision node ${t.active.node} has no work`);
   }
-  const commandId = t.dispatch(devboxId, { type: "script", script: node.run }, feedbackFiles(t));
+  const commandId = t.dispatch(
+    devboxId,
+    { type: "script", script: node.run },
+    {
+      ...feedbackFiles(t),
+      ...outputFiles(t.snapshot.outputs, undefined),
+    },
+  );
   t.active.progress = { kind: "exec", commandId, step: "main" };
 }
 

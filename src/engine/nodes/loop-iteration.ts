@@ -1,6 +1,7 @@
 import type { CommandResult } from "../commands.js";
 import type { LoopBudget, NodeProgress } from "../model.js";
 import { feedbackPrompt, feedbackText } from "../feedback-log.js";
+import { outputFiles } from "../outputs.js";
 import { agentCommand, feedbackFile, loopPrompt } from "../prompts.js";
 import type { Transition } from "../transition.js";
 import { utcDay } from "../utc-day.js";
@@ -103,7 +104,10 @@ function dispatchIteration(
   const reentry = told.length === 0 ? [] : [feedbackText(told)];
   const gates = failures.length === 0 ? [] : [feedbackFile(failures)];
   const text = [...reentry, ...gates].join("\n");
-  const files = text === "" ? {} : { feedback: text };
+  const files = {
+    ...(text === "" ? {} : { feedback: text }),
+    ...outputFiles(t.snapshot.outputs, undefined),
+  };
   const commandId = t.dispatch(devboxId, command, files);
   t.visit.iterations = iteration;
   t.active.progress = {
