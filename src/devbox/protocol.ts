@@ -136,6 +136,7 @@ export const commandResultSchema = z.object({
   refused: z.string().exactOptional(),
   sha: z.string().exactOptional(),
   interrupted: z.boolean().exactOptional(),
+  outputFile: z.string().max(65_537).exactOptional(),
 }) satisfies z.ZodType<CommandResult>;
 
 type SameKeys<A, B> = [keyof A] extends [keyof B]

@@ -86,6 +86,8 @@ export interface CommandResult {
   refused?: string;
   /** The commit a checkpoint made or found. */
   sha?: string;
+  /** What the command wrote to CLUSTERCODE_OUTPUT_FILE, when it was given one (bounded). */
+  outputFile?: string;
   /**
    * Set (with exit code 125) when the command had been started by an earlier agent in the same
    * checkout that stopped before it reported: its outcome is unknown, so treat it like a lost

@@ -1,10 +1,17 @@
 import { DEFAULT_MAX_TRAVERSALS, isTerminal } from "../workflow/graph.js";
 import type { Edge } from "../workflow/workflow.schema.js";
+import type { FeedbackItem } from "./feedback.js";
+import { addFeedback, feedbackFor, feedbackLine, feedbackMark } from "./feedback-log.js";
 import type { RunStatus } from "./model.js";
 import { NODE_KINDS } from "./nodes/node-kinds.js";
 import type { Transition } from "./transition.js";
 
 const SUCCESS_LABELS = new Set(["succeeded", "pass", "approved"]);
+const FAILURE_SOURCES: Record<string, FeedbackItem["source"]> = {
+  lost: "lost",
+  timed_out: "timed_out",
+  exhausted: "exhausted",
+};
 const TERMINAL_STATUS: Record<string, RunStatus> = {
   done: "succeeded",
   failed: "failed",
@@ -14,6 +21,8 @@ const TERMINAL_STATUS: Record<string, RunStatus> = {
 /**
  * Puts the token on `nodeId` for a new visit (or a new attempt at it); the node's kind starts
  * it. A loop's attempt carries on the `iterations` (and wall clock `since`) of the ones before.
+ * A node entered again is told why: the feedback logged since its previous visit (or `told`,
+ * when it has none, as a rework's first visit).
  */
 export function enterNode(
   t: Transition,
@@ -23,11 +32,15 @@ export function enterNode(
     lostRerun: false,
     iterations: 0,
   },
+  told: FeedbackItem[] = [],
 ): void {
   const node = t.node(nodeId);
   const kind = NODE_KINDS[node.kind];
   const s = t.snapshot;
   const carries = kind.carriesIterations;
+  const again = feedbackFor(s, nodeId);
+  const feedback = again.length > 0 || s.visits.some((v) => v.node === nodeId) ? again : told;
+  const fedBack = feedback.map(feedbackLine);
   s.visits.push({
     node: nodeId,
     attempt,
@@ -35,6 +48,8 @@ export function enterNode(
     costUsd: 0,
     ...(carries && carry.iterations > 0 ? { iterations: carry.iterations } : {}),
     ...(carries && carry.since !== undefined ? { budgetSince: carry.since } : {}),
+    feedbackMark: feedbackMark(s),
+    ...(fedBack.length === 0 ? {} : { fedBack }),
   });
   s.active = {
     node: nodeId,
@@ -42,10 +57,12 @@ export function enterNode(
     progress: { kind: "claim" },
     lostRerun: carry.lostRerun,
     iterationsBefore: carry.iterations,
+    ...(feedback.length === 0 ? {} : { feedback }),
   };
   s.status = "running";
   delete s.awaiting;
   t.record("node.entered", { node: nodeId, attempt, nodeKind: node.kind });
+  if (feedback.length > 0) t.record("feedback.given", { node: nodeId, attempt, items: feedback });
   kind.enter(t);
 }
 
@@ -69,6 +86,16 @@ export function completeNode(t: Transition, outcome: string, reason?: string): v
   });
   s.lastOutcome = outcome;
   delete s.active;
+  if (!SUCCESS_LABELS.has(outcome) && NODE_KINDS[t.node(active.node).kind].routing === "outcome") {
+    addFeedback(t, {
+      source: FAILURE_SOURCES[outcome] ?? "status",
+      node: active.node,
+      label: outcome,
+      summary: reason === undefined ? outcome : `${outcome}: ${reason}`,
+      ...(active.failureOutput === undefined ? {} : { detail: active.failureOutput }),
+      ...(t.snapshot.lastSha === undefined ? {} : { headSha: t.snapshot.lastSha }),
+    });
+  }
   if (edge === undefined) {
     const success = SUCCESS_LABELS.has(outcome);
     endRun(

@@ -8,6 +8,7 @@ import type {
   TokenUsage,
   UsagePaths,
 } from "./commands.js";
+import type { FeedbackItem } from "./feedback.js";
 
 /** Where a run is in its life. */
 export type RunStatus =
@@ -88,6 +89,10 @@ export interface Visit {
   budgetSince?: number;
   /** The loop budget an `exhausted` outcome used up. */
   exhausted?: LoopBudget;
+  /** Where the run's feedback log stood when this visit began: what came later is news to it. */
+  feedbackMark?: number;
+  /** One line per feedback item this visit was told (why it was entered again). */
+  fedBack?: string[];
 }
 
 /** The loop budgets that can end a loop `exhausted`. */
@@ -116,6 +121,8 @@ export interface VariantState {
   durationMs: number;
   /** Each gate the variant ran, with its exit code. */
   gates?: { name: string; exitCode: number }[];
+  /** The commit its checkpoint made: the run's head when it wins. */
+  sha?: string;
 }
 
 /** The work in progress on the active node. */
@@ -155,6 +162,10 @@ export interface ActiveNode {
   lostRerun: boolean;
   /** Loop iterations used by earlier attempts of this visit: the budget carries over. */
   iterationsBefore: number;
+  /** The output tail of the node's failed command: what its failure feeds back. */
+  failureOutput?: string;
+  /** Why the node was entered again: handed to its commands and agents (see feedback.ts). */
+  feedback?: FeedbackItem[];
 }
 
 /**
@@ -180,6 +191,8 @@ export interface RunSnapshot {
   /** Whether the run branch exists in the source repository (a checkpoint pushed it). */
   branchPushed: boolean;
   lastSha?: string;
+  /** The base branch's commit the run's first DevBox started from: what verdicts judge against. */
+  baseSha?: string;
   visits: Visit[];
   /** Crossings per edge, by the edge's index; never reset within a run. */
   traversals: Record<string, number>;
@@ -201,6 +214,15 @@ export interface RunSnapshot {
   lastAuthor?: { engine: string; model?: string };
   /** Pending timers by id, with their due time. */
   timers: Record<string, number>;
+  /**
+   * Every verdict, answer and event that may tell a node entered again why (bounded, see
+   * feedback.ts); each visit marks where it stood when the visit began.
+   */
+  feedbackLog?: FeedbackItem[];
+  /** The run's typed state: every node output so far, by name (see outputs.ts). */
+  outputs?: Record<string, unknown>;
+  /** Rework rounds used: each `run.rework` that re-opened the succeeded run. */
+  reworkRounds?: number;
   /** The next effect sequence number. */
   seq: number;
   /** The next evidence sequence number. */
@@ -249,6 +271,10 @@ export type RunEvent = { at: number } & (
       node?: string;
       note?: string;
       where?: string;
+      /** A review's body and line comments, handed to the node the answer sends the run to. */
+      feedback?: FeedbackItem[];
+      /** The head commit the answer (a review) looked at. */
+      headSha?: string;
     }
   | { type: "run.cancel"; actor: string; reason?: string; where?: string }
   | {
@@ -265,6 +291,19 @@ export type RunEvent = { at: number } & (
    * item size): the run ends `failed` with `reason` instead of staying `running` forever.
    */
   | { type: "run.abort"; reason: string }
+  /**
+   * The succeeded run's work was sent back (a review asking for changes, a comment, a failing
+   * check, a merge conflict): the workflow's `rework:` re-opens it at `rework.node` with the
+   * feedback. Refused (recorded as `rework.refused` evidence) when it cannot.
+   */
+  | {
+      type: "run.rework";
+      source: "review" | "comment" | "check" | "conflict";
+      actor?: string;
+      where?: string;
+      headSha?: string;
+      feedback: FeedbackItem[];
+    }
   /**
    * Something that happened to the run's work after the fact, on GitHub: its pull request closed
    * (merged or not), or another check failing on its branch. Recorded as evidence even after the

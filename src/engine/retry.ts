@@ -1,5 +1,6 @@
 import { parseDuration } from "../workflow/duration.js";
 import { enterNode } from "./flow.js";
+import { addFeedback } from "./feedback-log.js";
 import type { RunEvent, Visit } from "./model.js";
 import { NODE_KINDS } from "./nodes/node-kinds.js";
 import type { Transition } from "./transition.js";
@@ -54,6 +55,13 @@ export function retry(t: Transition, event: RetryEvent): string | undefined {
     ...(reset ? { resetBudget: true } : {}),
     ...(event.where === undefined ? {} : { where: event.where }),
     ...pinnedVersion(t, event.workflowVersion),
+  });
+  addFeedback(t, {
+    source: "retry",
+    node,
+    summary: `retried by ${event.actor}${s.reason === undefined ? "" : ` after: ${s.reason}`}`,
+    actor: event.actor,
+    ...(event.where === undefined ? {} : { url: event.where }),
   });
   if (reset) {
     t.record("budget.reset", {

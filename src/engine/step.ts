@@ -7,12 +7,14 @@ import {
   type RunSnapshot,
   type StepResult,
 } from "./model.js";
+import { addFeedback } from "./feedback-log.js";
 import { answerApproval } from "./nodes/approval.js";
 import { CHECKPOINT_GRACE_MS } from "./nodes/begin-stop.js";
 import type { NodeBehaviour } from "./nodes/node-behaviour.js";
 import { NODE_KINDS } from "./nodes/node-kinds.js";
 import { Transition, type RunMoves } from "./transition.js";
 import { retry, RUN_WALL_CLOCK_TIMER, runWallClock } from "./retry.js";
+import { rework } from "./rework.js";
 import { finishStop, stopNode } from "./stop.js";
 
 export { DEFAULT_RUN_WALL_CLOCK, RUN_WALL_CLOCK_TIMER } from "./retry.js";
@@ -41,7 +43,8 @@ export function createSnapshot(definition: RunDefinition, at: number): RunSnapsh
 /**
  * The run engine: the next snapshot and the effects to perform, given an event. Pure: no I/O,
  * no clock, no randomness. An event that does not apply (a stale result, an answer nobody asked
- * for) leaves the snapshot as it was and says why in `refused`.
+ * for) leaves the snapshot as it was and says why in `refused`; a refused `run.rework` also
+ * records why (`rework.refused` evidence), which is all it changes.
  */
 export function step(
   definition: RunDefinition,
@@ -50,6 +53,10 @@ export function step(
 ): StepResult {
   const t = new Transition(definition, snapshot, event.at, MOVES);
   const refused = apply(t, event);
+  // A refused rework keeps its `rework.refused` evidence: the reason is the reply.
+  if (refused !== undefined && event.type === "run.rework") {
+    return { snapshot: t.snapshot, effects: t.effects, refused };
+  }
   if (refused !== undefined) return { snapshot, effects: [], refused };
   return { snapshot: t.snapshot, effects: t.effects };
 }
@@ -63,6 +70,7 @@ function apply(t: Transition, event: RunEvent): string | undefined {
     t.record("push.refused", { devbox: devboxId, ref, reason });
     return undefined;
   }
+  if (event.type === "run.rework") return rework(t, event);
   if (isFinal(s.status)) return `the run has already ended (${s.status})`;
   switch (event.type) {
     case "run.start":
@@ -79,6 +87,10 @@ function apply(t: Transition, event: RunEvent): string | undefined {
       const held = t.heldDevBox(event.devboxId);
       if (held !== undefined && !held.ready && event.harness !== undefined) {
         held.harness = event.harness;
+      }
+      // Before any checkpoint, a DevBox starts from the base branch: its head is the base.
+      if (event.ok && event.sha !== undefined && !s.branchPushed && s.baseSha === undefined) {
+        if (held !== undefined && !held.ready) s.baseSha = event.sha;
       }
       return onReady(t, event.devboxId, event.ok, event.error);
     }
@@ -223,6 +235,7 @@ function onLost(t: Transition, devboxId: string, reason: string): string | undef
   visit.reason = reason;
   t.cancelTimer(active.timeoutTimer);
   const iterations = visit.iterations ?? 0;
+  addFeedback(t, { source: "lost", node: active.node, label: "lost", summary: reason });
   if (node.idempotent !== false && !active.lostRerun) {
     const since = visit.budgetSince ?? visit.startedAt;
     enterNode(t, active.node, visit.attempt + 1, { lostRerun: true, iterations, since });

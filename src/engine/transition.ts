@@ -152,6 +152,19 @@ export class Transition {
     return progress.variants.find((variant) => variant.devbox.id === devboxId)?.devbox;
   }
 
+  /**
+   * The commits a verdict or answer judges now: the run branch's head (its last checkpoint, or
+   * the base when nothing was checkpointed yet) and the base it started from, when known.
+   */
+  judgedShas(headSha?: string): { headSha?: string; baseSha?: string } {
+    const s = this.snapshot;
+    const head = headSha ?? s.lastSha ?? s.baseSha;
+    return {
+      ...(head === undefined ? {} : { headSha: head }),
+      ...(s.baseSha === undefined ? {} : { baseSha: s.baseSha }),
+    };
+  }
+
   /** What is left of the run's `budget.max_cost_usd`, when it has one. */
   budgetRoomUsd(): number | undefined {
     const max = this.definition.workflow.budget?.max_cost_usd;

@@ -8,6 +8,7 @@ import { mayApprove, mayWrite } from "./permissions.js";
 import { reply } from "./replies.js";
 import { isActive, parseRunBranch, runsOfIssue, type IndexedRun } from "./run-index.js";
 import { decodeRun } from "../runtime/run-repository.js";
+import type { UntimedFeedback } from "./review-feedback.js";
 
 /** Where a person spoke: the repository, the issue or PR, who, and a link to it. */
 export interface Speaker {
@@ -18,6 +19,16 @@ export interface Speaker {
   actor: string;
   /** URL of the comment, review or check run: the evidence of where. */
   where: string;
+}
+
+/** How long a `once` key is remembered: longer than any run stays open for rework. */
+const ONCE_MS = 90 * 24 * 3_600_000;
+
+/** What a review adds to an approval answer: the commit it saw, and what it said. */
+export interface ReviewAnswer {
+  /** The commit the review saw: it approves only while that is the run branch's head. */
+  headSha?: string;
+  feedback?: UntimedFeedback[];
 }
 
 /** What came of an approval answer: applied, or why not (the text a reply says). */
@@ -47,6 +58,19 @@ export class Answers {
         speaker.issue,
         `@${speaker.actor} there is no ClusterCode run here that \`/${command.kind}\` applies to.`,
       );
+      return;
+    }
+    if (command.kind === "rework") {
+      await this.rework(speaker, run.stored.runId, "comment", [
+        {
+          source: "rework",
+          label: "rework",
+          summary: `@${speaker.actor} asked for rework`,
+          detail: command.note,
+          actor: `@${speaker.actor}`,
+          url: speaker.where,
+        },
+      ]);
       return;
     }
     if (command.kind === "approve" || command.kind === "reject") {
@@ -115,8 +139,9 @@ export class Answers {
     note: string | undefined,
     /** The visit a check run's button belongs to: a button of an earlier approval answers nothing. */
     visit?: number,
+    review?: ReviewAnswer,
   ): Promise<void> {
-    const outcome = await this.applyApproval(speaker, runId, decision, note, visit);
+    const outcome = await this.applyApproval(speaker, runId, decision, note, visit, review);
     if (!outcome.applied && outcome.why !== undefined)
       await reply(speaker.gh, speaker.repo, speaker.issue, outcome.why);
   }
@@ -132,6 +157,7 @@ export class Answers {
     decision: "approved" | "rejected",
     note: string | undefined,
     visit?: number,
+    review: ReviewAnswer = {},
   ): Promise<ApprovalOutcome> {
     const stored = await this.deps.store.getRun(runId);
     // A run is answered only from its own repository: a branch named like a run in another
@@ -145,6 +171,13 @@ export class Answers {
         why: stale
           ? `@${who.actor} that button belongs to an earlier approval of run \`${runId}\`; answer the one waiting now.`
           : `@${who.actor} run \`${runId}\` is not waiting for an approval (it is ${state.status}).`,
+      };
+    }
+    // A review approves only what it saw: the run branch's head when it was submitted.
+    if (review.headSha !== undefined && review.headSha !== state.lastSha) {
+      return {
+        applied: false,
+        why: `@${who.actor} this review is stale: it saw ${review.headSha.slice(0, 12)}, but run \`${runId}\`'s branch is now at ${state.lastSha?.slice(0, 12) ?? "no commit"}. Nothing was approved: review the latest changes.`,
       };
     }
     const node = definition.workflow.nodes[state.awaiting.node];
@@ -162,6 +195,10 @@ export class Answers {
       where: who.where,
       at: this.deps.now(),
       ...(note === undefined ? {} : { note }),
+      ...(review.headSha === undefined ? {} : { headSha: review.headSha }),
+      ...(review.feedback === undefined
+        ? {}
+        : { feedback: review.feedback.map((item) => ({ ...item, at: this.deps.now() })) }),
     });
     if (!delivery.applied) {
       return {
@@ -170,6 +207,123 @@ export class Answers {
       };
     }
     return { applied: true };
+  }
+
+  /**
+   * A review requesting changes by someone who may approve: rejects the approval the run waits
+   * on with the review as feedback, or sends a run that succeeded back to work; replies why
+   * when it does neither.
+   */
+  async requestChanges(
+    speaker: Speaker,
+    runId: string,
+    review: { note: string; feedback: UntimedFeedback[]; headSha: string },
+  ): Promise<void> {
+    const stored = await this.deps.store.getRun(runId);
+    if (stored === undefined || stored.repo !== fullName(speaker.repo)) return;
+    const { state } = decodeRun(stored).document;
+    if (state.awaiting?.kind === "approval") {
+      await this.answerApproval(
+        speaker,
+        runId,
+        "rejected",
+        review.note === "" ? undefined : review.note,
+        undefined,
+        { feedback: review.feedback },
+      );
+      return;
+    }
+    await this.rework(speaker, runId, "review", review.feedback, review.headSha);
+  }
+
+  /**
+   * Sends run `runId`, which succeeded, back to work (`/rework`, a review requesting changes)
+   * when `speaker` may approve it; replies why nothing happened otherwise (not allowed, not a
+   * succeeded run, past the workflow's rework cap, no `rework:` in the workflow).
+   */
+  async rework(
+    speaker: Speaker,
+    runId: string,
+    source: "review" | "comment",
+    feedback: UntimedFeedback[],
+    headSha?: string,
+  ): Promise<void> {
+    const stored = await this.deps.store.getRun(runId);
+    if (stored === undefined || stored.repo !== fullName(speaker.repo)) return;
+    const { definition } = decodeRun(stored).document;
+    const permission = await mayApprove(
+      speaker.gh,
+      speaker.repo,
+      speaker.actor,
+      definition.workflow.approvers,
+    );
+    if (!permission.ok) {
+      await reply(
+        speaker.gh,
+        speaker.repo,
+        speaker.issue,
+        `ClusterCode did not send run \`${runId}\` back to work: ${permission.why}`,
+      );
+      return;
+    }
+    const why = await this.sendBack(runId, {
+      source,
+      actor: speaker.actor,
+      where: speaker.where,
+      feedback,
+      ...(headSha === undefined ? {} : { headSha }),
+    });
+    if (why !== undefined) {
+      await reply(
+        speaker.gh,
+        speaker.repo,
+        speaker.issue,
+        `@${speaker.actor} ClusterCode did not send run \`${runId}\` back to work: ${why}.`,
+      );
+    }
+  }
+
+  /**
+   * Whether run `runId` of `repo` ended `succeeded` with `sha` as its branch's head: what CI or a
+   * conflict may send back (a failure on an older commit is about work since replaced).
+   */
+  async succeededAt(repo: RepoRef, runId: string, sha: string): Promise<boolean> {
+    const stored = await this.deps.store.getRun(runId);
+    if (stored?.repo !== fullName(repo)) return false;
+    const { state } = decodeRun(stored).document;
+    return state.status === "succeeded" && state.lastSha === sha;
+  }
+
+  /**
+   * True the first time `key` is claimed, and again only for the same `holder` (the delivery
+   * that claimed it, retried): a durable once, safe under duplicate deliveries and replicas.
+   */
+  async once(key: string, holder: string): Promise<boolean> {
+    return this.deps.store.acquireLease(`once/${key}`, holder, this.deps.now(), ONCE_MS);
+  }
+
+  /**
+   * Delivers `run.rework` to `runId`; undefined when the run went back to work, else why not
+   * (the reason the engine's `rework.refused` evidence records).
+   */
+  async sendBack(
+    runId: string,
+    rework: {
+      source: "review" | "comment" | "check" | "conflict";
+      actor?: string;
+      where?: string;
+      headSha?: string;
+      feedback: UntimedFeedback[];
+    },
+  ): Promise<string | undefined> {
+    const at = this.deps.now();
+    const delivery = await this.deps.runtime.deliver(runId, {
+      type: "run.rework",
+      ...rework,
+      feedback: rework.feedback.map((item) => ({ ...item, at })),
+      at,
+    });
+    return delivery.applied ? undefined : delivery.refused.message;
   }
 
   /**
@@ -240,5 +394,7 @@ function pickRun(runs: IndexedRun[], command: RunCommand): IndexedRun | undefine
       return runs.find((run) => isActive(run.stored.status)) ?? runs[0];
     case "status":
       return runs[0];
+    case "rework":
+      return runs.find((run) => run.stored.status === "succeeded") ?? runs[0];
   }
 }

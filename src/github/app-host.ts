@@ -15,6 +15,7 @@ import { appRunPagesHandler } from "../ui/app-run-pages-handler.js";
 import { runPageUrl, runPagesFromEnv } from "../ui/run-pages-config.js";
 import type { RunPagesHandler } from "../ui/run-pages-server.js";
 import { Answers } from "./answers.js";
+import { sendBackIfConflicting } from "./conflicts.js";
 import { appDevBoxes } from "./app-devboxes.js";
 import type { GitHubAuth } from "./github.js";
 import { DeliveryIntake } from "./intake.js";
@@ -101,7 +102,15 @@ export class AppHost {
     // Set but incomplete is a mistake worth saying; unset is the choice of no run pages.
     if (!pages.ok && (env.CLUSTERCODE_PUBLIC_URL ?? "") !== "")
       log.error("run pages are off", new Error(pages.why));
+    const pullReady = env.CLUSTERCODE_PR_READY ?? "on-success";
+    if (pullReady !== "never" && pullReady !== "on-success")
+      log.error(
+        "CLUSTERCODE_PR_READY",
+        new Error(`must be never or on-success, not "${pullReady}"; using on-success`),
+      );
     let surfaces: Surfaces | undefined;
+    // Answers exist once the runtime does (after the surfaces); a run succeeds only after that.
+    const late: { answers?: Answers } = {};
     const surfacesOf = (admission: Admission) =>
       (surfaces = new Surfaces({
         store,
@@ -110,6 +119,11 @@ export class AppHost {
         admission,
         onError: (error, runId) => log.error(`surfaces of run ${runId}`, error),
         devboxNotice: (runId) => notices.get(runId),
+        pullReady: pullReady === "never" ? "never" : "on-success",
+        onSucceeded: async (check) => {
+          if (late.answers !== undefined)
+            await sendBackIfConflicting(late.answers, { ...check, holder: `sync:${check.runId}` });
+        },
         ...(pages.ok
           ? {
               runPageUrl: (repo: string, runId: string) =>
@@ -158,6 +172,7 @@ export class AppHost {
       onCreated: (runId) => core.surfaces.request(runId),
     });
     const answers = new Answers({ store, runtime, now });
+    late.answers = answers;
     const onError = (error: unknown) => log.error("background task", error);
     const auth = () => opened_(box).githubAuth();
     const schedules = new Schedules({ store, starter, installations, holder, now, onError });

@@ -7,12 +7,13 @@ export type CommentCommand =
   | { kind: "cancel"; note?: string }
   | { kind: "retry"; resetBudget?: true }
   | { kind: "resolve"; outcome: "succeeded" | "failed"; note?: string }
+  | { kind: "rework"; note: string }
   | { kind: "invalid"; message: string };
 
 // The word ends at whitespace or the end of the line: `\b` would also end it at `?`, `-`, `.`
 // or `@`, so `/approve? is this ready` approved. The words are ASCII, so a lookalike
 // (`/аpprove` with a Cyrillic а) is no command, as any unknown word is not.
-const LINE = /^\/(clustercode|approve|reject|cancel|retry|resolve)(?:\s+(.*))?$/;
+const LINE = /^\/(clustercode|approve|reject|cancel|retry|resolve|rework)(?:\s+(.*))?$/;
 
 /**
  * The first command in a comment body, read from the first line that starts with `/`
@@ -63,7 +64,7 @@ const CONFUSABLES: Readonly<Record<string, string>> = {
   ℓ: "l",
   ı: "i",
 };
-const WORDS = /^(clustercode|approve|reject|cancel|retry|resolve)$/;
+const WORDS = /^(clustercode|approve|reject|cancel|retry|resolve|rework)$/;
 
 /**
  * The command word a line's first word imitates with lookalike letters (Cyrillic `а`, fullwidth
@@ -96,6 +97,15 @@ function commandOf(word: string, rest: string): CommentCommand {
       }
       return flags.length > 0 ? { kind: "retry", resetBudget: true } : { kind: "retry" };
     }
+    case "rework":
+      // What to change is the point: a bare `/rework` would send the run back with nothing to do.
+      return rest === ""
+        ? {
+            kind: "invalid",
+            message:
+              "usage: `/rework <what to change>` sends a run that succeeded back to work with that text as feedback",
+          }
+        : { kind: "rework", note: rest };
     case "resolve": {
       const [outcome, ...more] = rest.split(/\s+/);
       if (outcome !== "succeeded" && outcome !== "failed") {

@@ -62,6 +62,8 @@ export const PAYLOAD_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
       base: z.object({ repo: fullName }),
     }),
     review: z.object({
+      id: z.number().int(),
+      commit_id: z.string(),
       state: z.string(),
       body: z.string().nullish(),
       html_url: z.string(),
@@ -81,6 +83,17 @@ export const PAYLOAD_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
       pull_requests: z.array(z.object({ number: z.number().int() })),
     }),
     requested_action: z.object({ identifier: z.string() }).nullish(),
+  }),
+  check_suite: z.object({
+    ...inRepository,
+    action: z.string(),
+    check_suite: z.object({
+      id: z.number().int(),
+      head_sha: z.string(),
+      head_branch: z.string().nullable(),
+      conclusion: z.string().nullable(),
+      app: z.object({ slug: z.string().optional() }).nullable(),
+    }),
   }),
   push: z.object({
     ...inRepository,

@@ -51,7 +51,8 @@ export function renderStatusComment(
   });
   const lines = [
     statusMarker(state.runId),
-    `### ClusterCode run \`${state.runId}\` · ${workflow.name}: ${STATUS_WORDS[state.status]}`,
+    `### ClusterCode run \`${state.runId}\` · ${workflow.name}: ${STATUS_WORDS[state.status]}` +
+      (state.reworkRounds === undefined ? "" : ` · rework round ${state.reworkRounds}`),
     "",
     ...headline(state, links),
     "",
@@ -63,7 +64,7 @@ export function renderStatusComment(
     "|---|---|---|---|---|",
     ...state.visits.map(
       (visit, index) =>
-        `| ${index + 1} | ${cell(workflow.nodes[visit.node]?.title ?? visit.node)} | ${visit.attempt} | ${cell(visit.outcome ?? "…")} | ${cell(plainText(firstLine(visit.reason ?? "")))} |`,
+        `| ${index + 1} | ${cell(workflow.nodes[visit.node]?.title ?? visit.node)} | ${visit.attempt} | ${cell(visit.outcome ?? "…")} | ${cell(plainText(firstLine(visit.reason ?? toldWhy(visit.fedBack))))} |`,
     ),
     "",
     `Branch \`${state.branch}\`` +
@@ -73,6 +74,14 @@ export function renderStatusComment(
       ` · cost $${state.costUsd.toFixed(2)}`,
   ];
   return truncateText(lines.join("\n"));
+}
+
+/** A visit without a reason of its own says why it was entered again (its latest news). */
+function toldWhy(fedBack: readonly string[] | undefined): string {
+  const latest = fedBack?.at(-1);
+  if (latest === undefined) return "";
+  const more = fedBack !== undefined && fedBack.length > 1 ? ` (+${fedBack.length - 1} more)` : "";
+  return `told: ${latest}${more}`;
 }
 
 function headline(state: RunSnapshot, links: StatusLinks): string[] {

@@ -7,16 +7,18 @@ import {
   type CheckRunPayload,
 } from "./handlers/check-run.js";
 import { installs, onInstallation, type InstallationPayload } from "./handlers/installation.js";
+import { failedSuiteRunOf, onCheckSuite, type CheckSuitePayload } from "./handlers/check-suite.js";
 import { commandOf, onIssueComment, type IssueCommentPayload } from "./handlers/issue-comment.js";
 import { labelOf, onIssues, type IssuesPayload } from "./handlers/issues.js";
 import {
-  approvalOf,
+  reviewOf,
   onPullRequestReview,
   type PullRequestReviewPayload,
 } from "./handlers/pull-request-review.js";
 import {
   changesPullRequest,
   closedRunOf,
+  movedRunOf,
   onPullRequest,
   type PullRequestPayload,
 } from "./handlers/pull-request.js";
@@ -48,16 +50,21 @@ const ROUTES: Readonly<Record<string, Route<unknown>>> = {
     handle: onIssueComment,
   }),
   pull_request: route<PullRequestPayload>({
-    wants: (p) => changesPullRequest(p) || closedRunOf(p) !== undefined,
+    wants: (p) =>
+      changesPullRequest(p) || closedRunOf(p) !== undefined || movedRunOf(p) !== undefined,
     handle: onPullRequest,
   }),
   pull_request_review: route<PullRequestReviewPayload>({
-    wants: (p) => approvalOf(p) !== undefined,
+    wants: (p) => reviewOf(p) !== undefined,
     handle: onPullRequestReview,
   }),
   check_run: route<CheckRunPayload>({
     wants: (p) => buttonOf(p) !== undefined || failedRunCheckOf(p) !== undefined,
     handle: onCheckRun,
+  }),
+  check_suite: route<CheckSuitePayload>({
+    wants: (p) => failedSuiteRunOf(p) !== undefined,
+    handle: onCheckSuite,
   }),
   push: route<PushPayload>({
     wants: (p) => workflowChangesOf(p) !== undefined,

@@ -16,6 +16,14 @@ export interface RunMemo {
   /** The fingerprint of the status comment's body as last written. */
   statusFingerprint?: string;
   pull?: PullRequestRef;
+  /** The commit the run branch was last moved to (after a prototype race picked a winner). */
+  head?: string;
+  /** What the pull request's body was last written for (status, visits, head). */
+  pullBody?: string;
+  /** Whether the pull request was taken out of draft. */
+  ready?: boolean;
+  /** The head a succeeded run's pull request was last checked against its base at. */
+  mergeChecked?: string;
   checks: CheckRunMemo;
 }
 
@@ -33,7 +41,15 @@ const storedMemoSchema = z.object({
   /** Fingerprint of the status comment's body. */
   status: z.string().optional(),
   /** The run's draft pull request. */
-  pull: z.object({ number: z.number(), url: z.string() }).optional(),
+  pull: z.object({ number: z.number(), url: z.string(), nodeId: z.string().optional() }).optional(),
+  /** The commit the run branch was last moved to. */
+  head: z.string().optional(),
+  /** What the pull request's body was last written for. */
+  pullBody: z.string().optional(),
+  /** Whether the pull request was taken out of draft. */
+  ready: z.boolean().optional(),
+  /** The head the pull request was last checked against its base at. */
+  mergeChecked: z.string().optional(),
   /** Check-run key → id, fingerprint of what was sent, URL. */
   checks: z.array(
     z.tuple([z.string(), z.object({ id: z.number(), digest: z.string(), url: z.string() })]),
@@ -52,6 +68,10 @@ export function encodeMemo(memo: RunMemo): StoredMemo {
     ...(memo.comments === undefined ? {} : { comments: [...memo.comments] }),
     ...(memo.statusFingerprint === undefined ? {} : { status: memo.statusFingerprint }),
     ...(memo.pull === undefined ? {} : { pull: memo.pull }),
+    ...(memo.head === undefined ? {} : { head: memo.head }),
+    ...(memo.pullBody === undefined ? {} : { pullBody: memo.pullBody }),
+    ...(memo.ready === undefined ? {} : { ready: memo.ready }),
+    ...(memo.mergeChecked === undefined ? {} : { mergeChecked: memo.mergeChecked }),
     checks: [...memo.checks.ids],
     listed: memo.checks.listed,
   };
@@ -61,11 +81,24 @@ export function encodeMemo(memo: RunMemo): StoredMemo {
 export function decodeMemo(stored: unknown): RunMemo {
   const parsed = storedMemoSchema.safeParse(stored);
   if (!parsed.success) return { checks: { ids: new Map(), listed: false } };
-  const { comments, status, pull, checks, listed } = parsed.data;
+  const { comments, status, pull, head, pullBody, ready, mergeChecked, checks, listed } =
+    parsed.data;
   return {
     ...(comments === undefined ? {} : { comments: new Map(comments) }),
     ...(status === undefined ? {} : { statusFingerprint: status }),
-    ...(pull === undefined ? {} : { pull }),
+    ...(pull === undefined
+      ? {}
+      : {
+          pull: {
+            number: pull.number,
+            url: pull.url,
+            ...(pull.nodeId === undefined ? {} : { nodeId: pull.nodeId }),
+          },
+        }),
+    ...(head === undefined ? {} : { head }),
+    ...(pullBody === undefined ? {} : { pullBody }),
+    ...(ready === undefined ? {} : { ready }),
+    ...(mergeChecked === undefined ? {} : { mergeChecked }),
     checks: { ids: new Map(checks), listed },
   };
 }

@@ -7,12 +7,26 @@ import { supersedeOldRunChecks, upsertCheckRun } from "./check-runs.js";
 import { createMarkedComment, findMarkedComments, updateComment } from "./comments.js";
 import { splitFullName, type GitHub, type RepoRef } from "./github.js";
 import type { Installations } from "./installations.js";
-import { ensurePullRequest, requestReviews } from "./pull-requests.js";
+import {
+  diffstatOf,
+  editPullBody,
+  ensurePullRequest,
+  markReadyForReview,
+  requestReviews,
+} from "./pull-requests.js";
+import { renderPullBody } from "./render-pull.js";
+import { moveRunBranch } from "./run-branch.js";
 import { renderCheckRuns } from "./render-checks.js";
 import { renderStatusComment, statusMarker } from "./render-status.js";
 import { parseRunBranch } from "./run-index.js";
 import { decodeMemo, encodeMemo, fingerprint, type RunMemo } from "./surface-memo.js";
 import { decodeRun, type RunDocument } from "../runtime/run-repository.js";
+
+/** When a succeeded run's pull request leaves draft: `on-success` (default) or `never`. */
+export type PullReady = "never" | "on-success";
+
+/** The states a run's pull request body is written for: waiting for a person, or ended. */
+const SETTLED = new Set(["awaiting_input", "succeeded", "failed", "cancelled", "escalated"]);
 
 /** How many times a run's sync is tried in a row when it fails retryably. */
 const SYNC_ATTEMPTS = 5;
@@ -65,6 +79,16 @@ export class Surfaces {
       devboxNotice?: (runId: string) => string | undefined;
       /** The run page of a run (repository owner/name, run id), when the app serves them. */
       runPageUrl?: (repo: string, runId: string) => string;
+      /** Checks a succeeded run's pull request against its base (once per head commit). */
+      onSucceeded?: (pull: {
+        gh: GitHub;
+        repo: RepoRef;
+        runId: string;
+        pull: number;
+        sha: string;
+      }) => Promise<void>;
+      /** Whether a succeeded run's pull request leaves draft (default `on-success`). */
+      pullReady?: PullReady;
       /** How long a sync waits for more transitions to fold in; default 250 ms. */
       debounceMs?: number;
     },
@@ -202,10 +226,21 @@ export class Surfaces {
     memo.botLogin ??= await this.deps.installations.botLogin();
     memo.comments ??= await findMarkedComments(gh, repo, issue, memo.botLogin);
 
+    // A prototype's winner works on its own branch: its commits are brought onto the run
+    // branch, the pull request's head, so the pull request shows what the run ships.
+    if (
+      state.branch !== definition.branch &&
+      state.lastSha !== undefined &&
+      memo.head !== state.lastSha
+    ) {
+      await moveRunBranch(gh, repo, definition.branch, state.lastSha);
+      memo.head = state.lastSha;
+    }
     if (state.branchPushed && memo.pull === undefined) {
-      const pull = await ensurePullRequest(gh, repo, state.branch, definition, issue);
+      const pull = await ensurePullRequest(gh, repo, definition.branch, definition, issue);
       if (pull !== undefined) memo.pull = pull;
     }
+    if (memo.pull !== undefined) await this.#describePull(gh, repo, memo, stored, issue);
     const runPageUrl = this.deps.runPageUrl?.(stored.repo, runId);
     let checkRunUrl: string | undefined;
     if (state.lastSha !== undefined) {
@@ -246,6 +281,42 @@ export class Surfaces {
       );
     }
     memo.statusFingerprint = written;
+  }
+
+  /**
+   * Rewrites the pull request's body (nodes, verdicts, diffstat) when the run settles (waits,
+   * or ends) in a state it was not written for, and takes the pull request out of draft when
+   * the run succeeded (unless CLUSTERCODE_PR_READY=never).
+   */
+  async #describePull(
+    gh: GitHub,
+    repo: RepoRef,
+    memo: RunMemo,
+    stored: StoredRun,
+    issue: number,
+  ): Promise<void> {
+    const pull = memo.pull;
+    const { definition, state } = decodeRun(stored).document;
+    if (pull === undefined || !SETTLED.has(state.status)) return;
+    const key = `${state.status}|${state.visits.length}|${state.lastSha ?? ""}`;
+    if (memo.pullBody !== key) {
+      const diffstat =
+        state.lastSha === undefined
+          ? undefined
+          : await diffstatOf(gh, repo, definition.baseBranch, state.lastSha);
+      await editPullBody(gh, repo, pull.number, renderPullBody(definition, state, issue, diffstat));
+      memo.pullBody = key;
+    }
+    if (state.status === "succeeded" && memo.ready !== true && this.deps.pullReady !== "never") {
+      await markReadyForReview(gh, repo, pull);
+      memo.ready = true;
+    }
+    // A run that succeeded on a branch that no longer merges with its base goes back to work.
+    const sha = state.lastSha;
+    if (state.status === "succeeded" && sha !== undefined && memo.mergeChecked !== sha) {
+      await this.deps.onSucceeded?.({ gh, repo, runId: state.runId, pull: pull.number, sha });
+      memo.mergeChecked = sha;
+    }
   }
 
   async #announceApproval(

@@ -54,8 +54,9 @@ function gateFailed(entry: EvidenceEntry): boolean {
 /**
  * What contradicted a verdict among the entries after it (up to the same node's next verdict): a
  * person rejecting at the next approval after the judge said go, a gate or CI failing on the
- * commit it judged (before any new commit), its pull request closed unmerged, or a person
- * retrying past a judge that stopped the work.
+ * commit it judged (before any new commit), the run sent back for rework after it succeeded
+ * (a review, CI, a conflict, `/rework`), its pull request closed unmerged, or a person retrying
+ * past a judge that stopped the work.
  */
 function contradiction(
   node: string,
@@ -90,6 +91,13 @@ function contradictionIn(
   }
   if (go && sameCommit && entry.kind === "ci.failed") {
     return `${typeof entry.check === "string" ? entry.check : "CI"} failed on the judged commit`;
+  }
+  // The work it passed was sent back after the run succeeded: by a review, CI, a conflict with
+  // the base, or a person's `/rework`.
+  if (go && entry.kind === "rework.started") {
+    const source = typeof entry.source === "string" ? entry.source : "someone";
+    const by = typeof entry.actor === "string" ? ` by ${entry.actor}` : "";
+    return `sent back for rework (${source}${by})`;
   }
   if (go && entry.kind === "pull_request.closed" && entry.merged !== true) {
     return "the pull request was closed unmerged";

@@ -88,7 +88,15 @@ function visitOf(
     evidence: mine.map(evidenceLine),
     ...optional({ endedAt: visit.endedAt, outcome: visit.outcome, label: visit.label }),
     ...optional({ reason: visit.reason }),
+    ...(visit.fedBack === undefined ? {} : { fedBack: visit.fedBack }),
   };
+  const judged = (sha: string | undefined) =>
+    sha === undefined
+      ? {}
+      : {
+          headSha: sha,
+          ...(state.lastSha !== undefined && state.lastSha !== sha ? { stale: true } : {}),
+        };
   for (const record of mine) {
     const entry = entryOf(record);
     if (entry.kind === "checkpoint" && typeof entry.sha === "string") view.commit = entry.sha;
@@ -102,6 +110,7 @@ function visitOf(
           error: textOf(entry.error),
           model: textOf(entry.model),
         }),
+        ...judged(textOf(entry.headSha)),
       };
     }
     if (entry.kind === "approval.answered") {
@@ -110,6 +119,7 @@ function visitOf(
         actor: textOf(entry.actor) ?? "",
         at: entry.at,
         ...optional({ note: textOf(entry.note), where: textOf(entry.where) }),
+        ...judged(textOf(entry.headSha)),
       };
     }
   }

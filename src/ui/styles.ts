@@ -40,6 +40,8 @@ details.visit > summary { cursor: pointer; } .kind { color: var(--muted); font-s
 ol.evidence { padding-left: 18px; } ol.evidence li { margin: 4px 0; } .at { color: var(--muted); font-size: 12px; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: 0 12px; margin: 4px 0; }
 dt { color: var(--muted); } dd { margin: 0; white-space: pre-wrap; word-break: break-word; }
+.stale { color: var(--warn); font-weight: 600; }
+.fed-back { margin: 6px 0; padding: 4px 12px; border-left: 4px solid var(--warn); background: var(--bg); }
 blockquote.reasoning { margin: 6px 0; padding: 4px 12px; border-left: 4px solid var(--accent); background: var(--bg); white-space: pre-wrap; }
 .variants { display: grid; grid-template-columns: repeat(auto-fit, minmax(240px, 1fr)); gap: 12px; }
 article.variant, article.iteration { border: 1px solid var(--line); border-radius: 8px; padding: 8px 12px; }

@@ -26,6 +26,9 @@ export const RULE_IDS = [
   "no-give-up-branch",
   "budget-without-cost",
   "engine-without-key",
+  "rework-node",
+  "output-writer",
+  "output-input",
 ] as const;
 
 /** A validator rule id. */

@@ -4,6 +4,8 @@ import type { Rule } from "./rule-context.js";
 import { engineWithoutKey } from "./engine-key-rule.js";
 import { parseDuration, DURATION_PATTERN } from "./duration.js";
 import { editDistance } from "./edit-distance.js";
+import { outputRules } from "./outputs-rule.js";
+import { reworkNode } from "./rework-rule.js";
 import type { Finding } from "./finding.js";
 import {
   DEFAULT_MAX_TRAVERSALS,
@@ -339,4 +341,6 @@ export const GRAPH_RULES: readonly Rule[] = [
   noGiveUpBranch,
   budgetWithoutCost,
   engineWithoutKey,
+  reworkNode,
+  outputRules,
 ];

@@ -54,9 +54,13 @@ export interface GraphEdge {
 export class WorkflowGraph {
   readonly nodes = new Map<string, GraphNode>();
   readonly edges: GraphEdge[] = [];
+  /** `rework.node`: a second way in, for a succeeded run whose work was sent back. */
+  readonly reworkNode: string | undefined;
 
   constructor(data: unknown) {
     const root = asRecord(data);
+    const rework = asRecord(root.rework).node;
+    this.reworkNode = typeof rework === "string" ? rework : undefined;
     for (const [index, [id, value]] of Object.entries(asRecord(root.nodes)).entries()) {
       const fields = asRecord(value);
       const kind = typeof fields.kind === "string" ? fields.kind : undefined;
@@ -150,11 +154,12 @@ export class WorkflowGraph {
     return labels;
   }
 
-  /** Node ids reachable from the entry, following forward and back edges. */
+  /** Node ids reachable from the entry (or `rework.node`), following forward and back edges. */
   reachable(): Set<string> {
     const entry = this.entry;
     const seen = new Set<string>();
     const queue = entry === undefined ? [] : [entry.id];
+    if (this.reworkNode !== undefined) queue.push(this.reworkNode);
     while (queue.length > 0) {
       const id = queue.shift() as string;
       if (seen.has(id) || !this.nodes.has(id)) continue;

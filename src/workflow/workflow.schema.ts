@@ -204,6 +204,30 @@ const runBudget = z
   })
   .describe("Limits for the whole run.");
 
+/** Most rework rounds a workflow may allow. */
+export const MAX_REWORK_ROUNDS = 10;
+/** Rework rounds when `rework.max_rounds` is not set. */
+export const DEFAULT_REWORK_ROUNDS = 3;
+
+const rework = z
+  .strictObject({
+    node: z
+      .string()
+      .describe(
+        "The node a succeeded run re-opens at when its work is sent back: a run, loop or prototype.",
+      ),
+    max_rounds: z
+      .int()
+      .meta({ minimum: 1, maximum: MAX_REWORK_ROUNDS })
+      .optional()
+      .describe(
+        `How often one run may be re-opened (1-${MAX_REWORK_ROUNDS}, default ${DEFAULT_REWORK_ROUNDS}).`,
+      ),
+  })
+  .describe(
+    "What happens when a succeeded run's work is sent back (a review asking for changes, a failing check, a conflict, /rework): the run re-opens at node with that feedback.",
+  );
+
 const admission = z
   .strictObject({
     max_active_runs: z
@@ -314,6 +338,35 @@ const gate = z
   })
   .describe("A command that must pass.");
 
+/** The types a node output may have. */
+export const OUTPUT_TYPES = ["string", "number", "boolean", "json"] as const;
+
+const output = z
+  .strictObject({
+    type: z
+      .enum(OUTPUT_TYPES, { error: `output type must be one of ${OUTPUT_TYPES.join(", ")}` })
+      .describe("What the value must be: string, number, boolean or json."),
+    description: z.string().min(1).optional().describe("What the value means."),
+  })
+  .describe("A typed value the node writes to the run's state.");
+
+const outputs = z
+  .record(
+    z.string().regex(/^[a-z][a-z0-9_]{0,39}$/, {
+      error: 'output names are lower-case letters, digits and "_", starting with a letter',
+    }),
+    output,
+  )
+  .optional()
+  .describe(
+    "Values the node writes to the file named by CLUSTERCODE_OUTPUT_FILE (name=value lines, name<<DELIM blocks, or one JSON object); later nodes read them all as JSON from CLUSTERCODE_OUTPUTS_FILE.",
+  );
+
+const inputs = z
+  .array(z.string().min(1))
+  .optional()
+  .describe("Outputs of earlier nodes this node reads: each must be written on a path to it.");
+
 const KIND_DESCRIPTIONS = {
   run: "run: one agent turn or one command script, in the DevBox.",
   loop: "loop: an agent iterates toward a goal until every gate passes.",
@@ -349,6 +402,8 @@ const runNode = z
     agent: agent.optional(),
     prompt: z.string().min(1).optional().describe("What the agent is asked to do (with agent)."),
     run: z.string().min(1).optional().describe("A command script (instead of agent and prompt)."),
+    outputs,
+    inputs,
   })
   .describe("One agent turn (agent and prompt) or one command script (run).")
   .superRefine((node, ctx) => {
@@ -598,6 +653,7 @@ export const workflowSchema = z
         error: "nodes: needs at least one node",
       }),
     edges: z.array(edge).default([]).describe("The graph's edges."),
+    rework: rework.optional(),
   })
   .describe("A ClusterCode workflow: a small graph of agent and command nodes.");
 

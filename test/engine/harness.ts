@@ -103,7 +103,9 @@ export class SimulatedRun {
     if (this.world.pause?.(effect) === true) return;
     const at = this.clock + 1;
     if (effect.type === "devbox.claim") {
-      this.queue.push({ type: "devbox.ready", devboxId: effect.devboxId, ok: true, at });
+      // The checkout's head: the base branch's commit until the run branch was pushed.
+      const sha = `head-of-${effect.spec.baseBranch}`;
+      this.queue.push({ type: "devbox.ready", devboxId: effect.devboxId, ok: true, sha, at });
     } else if (effect.type === "command.dispatch") {
       const { request } = effect;
       const exitCode = this.world.exit?.(request, effect.devboxId) ?? 0;

@@ -125,6 +125,7 @@ describe("a run from label to done through an approval", () => {
         p.pull_request.number = number;
         p.pull_request.head.ref = definition.branch;
         p.review.state = "approved";
+        p.review.commit_id = state.lastSha ?? "";
         p.review.user.login = "bob";
         p.sender.login = "bob";
         p.sender.type = "User";

@@ -51,7 +51,10 @@ describe("GitHub REST calls of a lifecycle run", () => {
     await app.close();
   });
 
-  it("stays within 40 calls for a ten-node run without rework", async () => {
+  // 37 before the pull request's body said what the run changed: a compare and an edit when
+  // the run waits and when it ends, one GraphQL call to leave draft, and one read of whether
+  // the succeeded run's pull request still merges with its base, now count too.
+  it("stays within 43 calls for a ten-node run without rework", async () => {
     const labeled = payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
       if (p.label !== undefined) p.label.name = "clustercode";
       p.issue.number = 9;
@@ -79,6 +82,6 @@ describe("GitHub REST calls of a lifecycle run", () => {
     console.info(`REST calls for a ten-node run: ${calls.length}`, Object.fromEntries(summary));
     expect(app.github.problems).toEqual([]);
     expect(app.errors).toEqual([]);
-    expect(calls.length).toBeLessThanOrEqual(40);
+    expect(calls.length).toBeLessThanOrEqual(43);
   }, 60_000);
 });

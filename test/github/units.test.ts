@@ -25,6 +25,15 @@ describe("comment commands", () => {
       note: "the deploy did not happen",
     });
     expect(parseCommand("/retry")).toEqual({ kind: "retry" });
+    expect(parseCommand("/rework use the shared parser")).toEqual({
+      kind: "rework",
+      note: "use the shared parser",
+    });
+    expect(parseCommand("/rework")).toEqual({
+      kind: "invalid",
+      message: expect.stringContaining("usage: `/rework <what to change>`") as unknown,
+    });
+    expect(parseCommand("/reworked it")).toBeUndefined();
     expect(parseCommand("/approved")).toBeUndefined();
   });
 

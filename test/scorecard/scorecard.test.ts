@@ -73,6 +73,30 @@ describe("judge verdicts and what overturns them", () => {
     expect(failedLater[0]?.overturned).toBeUndefined();
   });
 
+  it("a succeeded run sent back by a review, CI or a conflict overturns the verdict that passed it", () => {
+    for (const source of ["review", "check", "conflict", "comment"]) {
+      const verdicts = verdictsOf(definition, [
+        work("aaa"),
+        verdict("yes"),
+        entry("run.finished", { status: "succeeded" }),
+        entry("rework.started", { node: "fix", round: 1, source, actor: "bob" }),
+      ]);
+      expect(verdicts[0]?.overturned?.why).toBe(`sent back for rework (${source} by bob)`);
+    }
+    const refused = verdictsOf(definition, [
+      work("aaa"),
+      verdict("yes"),
+      entry("rework.refused", { source: "check", reason: "no rework: section" }),
+    ]);
+    expect(refused[0]?.overturned).toBeUndefined();
+    const stopped = verdictsOf(definition, [
+      work("aaa"),
+      verdict("stop"),
+      entry("rework.started", { node: "fix", round: 1, source: "review" }),
+    ]);
+    expect(stopped[0]?.overturned).toBeUndefined();
+  });
+
   it("a person retrying past a judge that stopped the work overturns it", () => {
     const verdicts = verdictsOf(definition, [
       work("aaa"),

@@ -291,7 +291,78 @@ const CASES: Record<RuleId, RuleCase> = {
         a: { kind: run, prompt: Do it., agent: { engine: codex, model: gpt-5 } }
     `,
   },
+  "rework-node": {
+    triggers: yaml`
+      version: 1
+      name: t
+      on: { label: go }
+      nodes:
+        build: { kind: run, run: make }
+        ship: { kind: approval }
+      edges:
+        - { from: build, to: ship }
+        - { from: ship, to: done, label: approved }
+        - { from: ship, to: failed, label: rejected }
+      rework: { node: ship }
+    `,
+    where: { needle: "ship }", occurrence: 2 },
+    fix: /is an approval node, which does no work: re-open at a run, loop or prototype node/,
+    nearMiss: yaml`
+      version: 1
+      name: t
+      on: { label: go }
+      nodes:
+        build: { kind: run, run: make }
+        ship: { kind: approval }
+      edges:
+        - { from: build, to: ship }
+        - { from: ship, to: done, label: approved }
+        - { from: ship, to: failed, label: rejected }
+      rework: { node: build, max_rounds: 2 }
+    `,
+  },
+  "output-writer": {
+    triggers: workflow(
+      "a: { kind: run, run: make, outputs: { version: { type: string } } }\nb: { kind: run, run: make, outputs: { version: { type: number } } }",
+      "- { from: a, to: b }",
+    ),
+    where: { needle: "version: { type: number" },
+    fix: /output version is already written by a: one node writes each output; rename one of them/,
+    nearMiss: workflow(
+      "a: { kind: run, run: make, outputs: { version: { type: string } } }\nb: { kind: run, run: make, outputs: { count: { type: number } } }",
+      "- { from: a, to: b }",
+    ),
+  },
+  "output-input": {
+    triggers: workflow(
+      "a: { kind: run, run: make, inputs: [version] }\nb: { kind: run, run: make, outputs: { version: { type: string } } }",
+      "- { from: a, to: b }",
+    ),
+    where: { needle: "version] }" },
+    fix: /input version of a is written by b, which never runs before a: add an edge path from b to a/,
+    nearMiss: workflow(
+      "a: { kind: run, run: make, outputs: { version: { type: string } } }\nb: { kind: run, run: make, inputs: [version] }",
+      "- { from: a, to: b }",
+    ),
+  },
 };
+
+describe("rework-node", () => {
+  it("points at a rework node that does not exist, with the line, and names the nodes", () => {
+    const text = yaml`
+      version: 1
+      name: t
+      on: { label: go }
+      nodes:
+        build: { kind: run, run: make }
+      rework: { node: biuld }
+    `;
+    const finding = expectOne(text, "rework-node", { needle: "biuld" }, "error");
+    expect(finding.message).toContain(
+      'rework.node "biuld" is not a node of this workflow: use one of build',
+    );
+  });
+});
 
 describe("every rule", () => {
   it("has a case here", () => {

@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type {
   CommandRequest,
@@ -43,7 +43,8 @@ export interface CommandContext {
  * Runs one command in the checkout and reports how it ended. Every input that may hold
  * untrusted text (prompt, files, commit message) is written to a file in a fresh directory under
  * `tmpRoot`; only paths reach argv and the environment. Commands also see their own id as
- * `CLUSTERCODE_COMMAND_ID` and each file as `CLUSTERCODE_<NAME>_FILE`.
+ * `CLUSTERCODE_COMMAND_ID`, each file as `CLUSTERCODE_<NAME>_FILE`, and `CLUSTERCODE_SCRATCH`, a
+ * directory of the DevBox outside the checkout whose files never reach the run branch.
  */
 export async function executeCommand(
   request: CommandRequest,
@@ -51,7 +52,14 @@ export async function executeCommand(
 ): Promise<CommandResult> {
   const started = Date.now();
   const dir = await mkdtemp(join(context.tmpRoot, "command-"));
-  const env: Record<string, string> = { ...context.env, CLUSTERCODE_COMMAND_ID: request.commandId };
+  // Notes a node keeps for later nodes: per DevBox, outside the checkout, never committed.
+  const scratch = join(context.tmpRoot, "scratch");
+  await mkdir(scratch, { recursive: true, mode: 0o700 });
+  const env: Record<string, string> = {
+    ...context.env,
+    CLUSTERCODE_COMMAND_ID: request.commandId,
+    CLUSTERCODE_SCRATCH: scratch,
+  };
   for (const [name, content] of Object.entries(request.files ?? {})) {
     const path = join(dir, name);
     await writeFile(path, content, { mode: 0o600 });
@@ -59,6 +67,11 @@ export async function executeCommand(
   }
   const output = new OutputTail(OUTPUT_LIMIT_BYTES);
   const outcome = await runKind(request.command, { ...context, env }, dir, output);
+  // A node that declares outputs is given an empty `output` file: what it wrote goes back.
+  const outputFile =
+    request.files?.output === undefined
+      ? undefined
+      : (await readFile(join(dir, "output"), "utf8").catch(() => "")).slice(0, 65_537);
   return {
     commandId: request.commandId,
     exitCode: outcome.exitCode,
@@ -69,6 +82,7 @@ export async function executeCommand(
     ...(outcome.costUsd === undefined ? {} : { costUsd: outcome.costUsd }),
     ...(outcome.usage === undefined ? {} : { usage: outcome.usage }),
     ...(outcome.sha === undefined ? {} : { sha: outcome.sha }),
+    ...(outputFile === undefined ? {} : { outputFile }),
   };
 }
 

@@ -1,5 +1,6 @@
 import { parseDuration } from "../../workflow/duration.js";
 import type { RunEvent } from "../model.js";
+import { addFeedback } from "../feedback-log.js";
 import type { Transition } from "../transition.js";
 import { activeNodeOf } from "./active-node.js";
 import type { NodeBehaviour } from "./node-behaviour.js";
@@ -32,6 +33,12 @@ function onTimer(t: Transition, timerId: string): boolean {
   const node = activeNodeOf(t, "approval");
   const label = node.on_timeout ?? "rejected";
   t.record("approval.timed_out", { node: t.active.node, label });
+  addFeedback(t, {
+    source: "timed_out",
+    node: t.active.node,
+    label,
+    summary: `nobody answered ${t.active.node} in its window`,
+  });
   t.completeNode(label);
   return true;
 }
@@ -59,7 +66,23 @@ export function answerApproval(t: Transition, event: ApprovalAnswer): string | u
     actor: event.actor,
     ...(event.note === undefined ? {} : { note: event.note }),
     ...(event.where === undefined ? {} : { where: event.where }),
+    ...t.judgedShas(event.headSha),
+    ...(event.feedback === undefined ? {} : { feedback: event.feedback.length }),
   });
+  addFeedback(
+    t,
+    {
+      source: "approval",
+      node: awaiting.node,
+      label: event.decision,
+      summary: `${event.decision} by ${event.actor}`,
+      actor: event.actor,
+      ...(event.note === undefined ? {} : { detail: event.note }),
+      ...(event.where === undefined ? {} : { url: event.where }),
+      ...(event.headSha === undefined ? {} : { headSha: event.headSha }),
+    },
+    ...(event.feedback ?? []),
+  );
   if (s.active?.progress.kind === "approval") t.cancelTimer(s.active.progress.timerId);
   t.completeNode(event.decision);
   return undefined;

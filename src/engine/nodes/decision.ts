@@ -5,6 +5,8 @@ import type { Transition } from "../transition.js";
 import { activeNodeOf } from "./active-node.js";
 import { ensureDevBox, recordCommandFinished, runDevBoxId, staleRunCommand } from "./container.js";
 import type { JudgeEvent, NodeBehaviour } from "./node-behaviour.js";
+import { addFeedback, feedbackFiles } from "../feedback-log.js";
+import { outputFiles } from "../outputs.js";
 import { recordVerdict } from "./verdict.js";
 
 /**
@@ -35,7 +37,14 @@ function start(t: Transition): void {
   if (node.run === undefined) {
     throw new Error(`programmer error: decision node ${t.active.node} has no work`);
   }
-  const commandId = t.dispatch(devboxId, { type: "script", script: node.run });
+  const commandId = t.dispatch(
+    devboxId,
+    { type: "script", script: node.run },
+    {
+      ...feedbackFiles(t),
+      ...outputFiles(t.snapshot.outputs, undefined),
+    },
+  );
   t.active.progress = { kind: "exec", commandId, step: "main" };
 }
 
@@ -55,6 +64,16 @@ function onCommandFinished(
     evaluator: "deterministic",
     verdict: label,
     exitCode: result.exitCode,
+    ...t.judgedShas(),
+  });
+  const node = activeNodeOf(t, "decision");
+  addFeedback(t, {
+    source: "deterministic",
+    node: t.active.node,
+    label,
+    summary: `\`${node.run ?? ""}\` exited ${result.exitCode}`,
+    detail: result.output,
+    ...(t.snapshot.lastSha === undefined ? {} : { headSha: t.snapshot.lastSha }),
   });
   t.completeNode(label);
   return undefined;
@@ -70,6 +89,17 @@ function onJudged(t: Transition, event: JudgeEvent): string | undefined {
   if (progress.kind !== "judge" || progress.requestId !== event.requestId) return "stale verdict";
   if (!recordVerdict(t, event)) return undefined;
   const nodeId = t.active.node;
+  addFeedback(t, {
+    source: "judge",
+    node: nodeId,
+    label: event.type === "judge.verdict" ? event.label : "failed",
+    summary:
+      event.type === "judge.verdict"
+        ? `the judge answered ${event.label}`
+        : `the judge failed: ${event.reason}`,
+    ...(event.type === "judge.verdict" ? { detail: event.reasoning } : {}),
+    ...(t.snapshot.lastSha === undefined ? {} : { headSha: t.snapshot.lastSha }),
+  });
   const edges = t.definition.workflow.edges.filter((edge) => edge.from === nodeId);
   const allowed = edges
     .map((edge) => edge.label)

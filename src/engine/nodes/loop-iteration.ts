@@ -1,5 +1,7 @@
 import type { CommandResult } from "../commands.js";
 import type { LoopBudget, NodeProgress } from "../model.js";
+import { feedbackPrompt, feedbackText } from "../feedback-log.js";
+import { outputFiles } from "../outputs.js";
 import { agentCommand, feedbackFile, loopPrompt } from "../prompts.js";
 import type { Transition } from "../transition.js";
 import { utcDay } from "../utc-day.js";
@@ -96,8 +98,16 @@ function dispatchIteration(
   reservedUsd: number,
 ): void {
   const devboxId = runDevBoxId(t);
-  const command = agentCommand(t.definition, node.agent, loopPrompt(node, iteration, failures));
-  const files = failures.length === 0 ? {} : { feedback: feedbackFile(failures) };
+  const told = t.active.feedback ?? [];
+  const prompt = loopPrompt(node, iteration, failures) + feedbackPrompt(told);
+  const command = agentCommand(t.definition, node.agent, prompt);
+  const reentry = told.length === 0 ? [] : [feedbackText(told)];
+  const gates = failures.length === 0 ? [] : [feedbackFile(failures)];
+  const text = [...reentry, ...gates].join("\n");
+  const files = {
+    ...(text === "" ? {} : { feedback: text }),
+    ...outputFiles(t.snapshot.outputs, undefined),
+  };
   const commandId = t.dispatch(devboxId, command, files);
   t.visit.iterations = iteration;
   t.active.progress = {

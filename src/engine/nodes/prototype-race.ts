@@ -79,6 +79,7 @@ function win(t: Transition, winner: VariantState, why: string): void {
   }
   s.branch = winner.devbox.branch;
   s.branchPushed = true;
+  if (winner.sha !== undefined) s.lastSha = winner.sha;
   s.devbox = winner.devbox;
   t.record("prototype.selected", {
     node: t.active.node,

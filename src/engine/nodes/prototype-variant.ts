@@ -57,6 +57,7 @@ export function onVariantCommand(
       return;
     }
     variant.phase = "passed";
+    if (result.sha !== undefined) variant.sha = result.sha;
     decide(t);
   } else {
     advanceVariant(t, variant, result);

@@ -1,8 +1,10 @@
 import type { CommandResult } from "../commands.js";
 import { addCost } from "../cost.js";
+import { feedbackFiles, feedbackPrompt } from "../feedback-log.js";
+import { outputFiles, outputsPrompt, parseOutputs } from "../outputs.js";
 import { agentCommand } from "../prompts.js";
 import type { Transition } from "../transition.js";
-import { activeNodeOf } from "./active-node.js";
+import { activeNodeOf, type NodeOf } from "./active-node.js";
 import {
   ensureDevBox,
   exitReason,
@@ -21,11 +23,15 @@ function start(t: Transition): void {
   const node = activeNodeOf(t, "run");
   const devboxId = runDevBoxId(t);
   let commandId: string;
+  const outputs = t.snapshot.outputs;
+  const files = { ...feedbackFiles(t), ...outputFiles(outputs, node.outputs) };
   if (node.run === undefined && node.agent !== undefined) {
-    const prompt = `${node.prompt ?? ""}\n\nThe requirement is in the file named by CLUSTERCODE_BRIEF_FILE.\n`;
-    commandId = t.dispatch(devboxId, agentCommand(t.definition, node.agent, prompt));
+    const told = feedbackPrompt(t.active.feedback ?? []);
+    const state = outputsPrompt(outputs, node.outputs);
+    const prompt = `${node.prompt ?? ""}\n\nThe requirement is in the file named by CLUSTERCODE_BRIEF_FILE.\n${state}${told}`;
+    commandId = t.dispatch(devboxId, agentCommand(t.definition, node.agent, prompt), files);
   } else if (node.run !== undefined) {
-    commandId = t.dispatch(devboxId, { type: "script", script: node.run });
+    commandId = t.dispatch(devboxId, { type: "script", script: node.run }, files);
   } else {
     throw new Error(`programmer error: run node ${t.active.node} has no work`);
   }
@@ -46,7 +52,39 @@ function onCommandFinished(
   recordCommandFinished(t, result, main && node.run === undefined ? node.agent : undefined);
   if (!addCost(t, result.costUsd)) return undefined;
   if (progress.kind === "exec" && progress.step === "checkpoint") onCheckpoint(t, result);
-  else finishContainer(t, result.exitCode === 0 ? "succeeded" : "failed", exitReason(result));
+  else {
+    if (result.exitCode !== 0) t.active.failureOutput = result.output.slice(-4000);
+    if (result.exitCode === 0 && node.outputs !== undefined) {
+      const refused = recordOutputs(t, node.outputs, result.outputFile ?? "");
+      if (refused !== undefined) {
+        finishContainer(t, "failed", refused);
+        return undefined;
+      }
+    }
+    finishContainer(t, result.exitCode === 0 ? "succeeded" : "failed", exitReason(result));
+  }
+  return undefined;
+}
+
+/**
+ * Adds what the node wrote to CLUSTERCODE_OUTPUT_FILE to the run's state, recording the state
+ * before and after; returns why when a value is undeclared or of the wrong type.
+ */
+function recordOutputs(
+  t: Transition,
+  declared: NonNullable<NodeOf<"run">["outputs"]>,
+  text: string,
+): string | undefined {
+  const parsed = parseOutputs(text, declared);
+  const s = t.snapshot;
+  const before = s.outputs ?? {};
+  if (!parsed.ok) {
+    t.record("outputs.refused", { node: t.active.node, reason: parsed.reason });
+    return `bad outputs: ${parsed.reason}`;
+  }
+  const after = { ...before, ...parsed.values };
+  t.record("outputs.recorded", { node: t.active.node, before, after });
+  s.outputs = after;
   return undefined;
 }
 

@@ -12,6 +12,7 @@ export function recordVerdict(t: Transition, event: JudgeEvent): boolean {
   t.record("decision.evaluated", {
     node: t.active.node,
     evaluator: "agent",
+    ...t.judgedShas(),
     ...judgeRecord(t, event.model),
     ...(event.type === "judge.failed"
       ? {

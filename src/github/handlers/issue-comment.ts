@@ -29,7 +29,7 @@ export function commandOf(payload: IssueCommentPayload): CommentCommand | undefi
 
 /**
  * `issue_comment.created` from a human: `/clustercode run|status`, `/approve`, `/reject`,
- * `/cancel`, `/retry`, `/resolve`. Edits get a reply saying so and count for nothing; deletions
+ * `/cancel`, `/retry`, `/resolve`, `/rework`. Edits get a reply saying so and count for nothing; deletions
  * and bots' comments are ignored (a reply to a bot could start two bots answering each other).
  */
 export async function onIssueComment(

@@ -1,4 +1,5 @@
 import { repoOf } from "../github.js";
+import { reviewFeedback, type UntimedFeedback } from "../review-feedback.js";
 import { parseRunBranch } from "../run-index.js";
 import type { HandlerContext, RepositoryPayload } from "../services.js";
 
@@ -10,41 +11,76 @@ export interface PullRequestReviewPayload extends RepositoryPayload {
     head: { ref: string; repo: { full_name: string } | null };
     base: { repo: { full_name: string } };
   };
-  review: { state: string; body?: string | null; html_url: string; user: { login: string } | null };
+  review: {
+    id: number;
+    state: string;
+    body?: string | null;
+    html_url: string;
+    commit_id: string;
+    user: { login: string } | null;
+  };
 }
 
-/** The run and reviewer of a person's approving review of a run's PR; else undefined. */
-export function approvalOf(
-  payload: PullRequestReviewPayload,
-): { runId: string; reviewer: string } | undefined {
+/** A person's review of a run's PR that answers or reworks it. */
+export interface RunReview {
+  runId: string;
+  reviewer: string;
+  verdict: "approved" | "changes_requested";
+}
+
+/**
+ * The run, reviewer and verdict of a person's review approving, or requesting changes to, a
+ * run's PR; else undefined (comments only, bots, forks, other branches).
+ */
+export function reviewOf(payload: PullRequestReviewPayload): RunReview | undefined {
   const { action, review, sender, pull_request } = payload;
-  if (action !== "submitted" || review.state.toLowerCase() !== "approved") return undefined;
+  const verdict = review.state.toLowerCase();
+  if (action !== "submitted" || (verdict !== "approved" && verdict !== "changes_requested"))
+    return undefined;
   if (sender.type !== "User" || review.user === null) return undefined;
   // Only the run's own pull request: its head branch lives in the repository, not in a fork.
   const { head, base } = pull_request;
   if (head.repo?.full_name !== base.repo.full_name) return undefined;
   const run = parseRunBranch(head.ref);
-  return run === undefined ? undefined : { runId: run.runId, reviewer: review.user.login };
+  return run === undefined ? undefined : { runId: run.runId, reviewer: review.user.login, verdict };
 }
 
-/** `pull_request_review.submitted` approving a run's PR answers its waiting approval. */
+/**
+ * `pull_request_review.submitted` on a run's PR. Approving answers the waiting approval, when
+ * the review saw the run branch's current head (an older review is refused with a reply).
+ * Requesting changes rejects the waiting approval with the review and its line comments as
+ * feedback, or sends a run that succeeded back to work.
+ */
 export async function onPullRequestReview(
   payload: PullRequestReviewPayload,
   ctx: HandlerContext,
 ): Promise<void> {
-  const approval = approvalOf(payload);
-  if (approval === undefined) return;
+  const review = reviewOf(payload);
+  if (review === undefined) return;
+  const repo = repoOf(payload);
   const note = payload.review.body ?? "";
-  await ctx.services.answers.answerApproval(
-    {
-      gh: ctx.gh,
-      repo: repoOf(payload),
-      issue: payload.pull_request.number,
-      actor: approval.reviewer,
-      where: payload.review.html_url,
-    },
-    approval.runId,
-    "approved",
-    note === "" ? undefined : note,
-  );
+  const speaker = {
+    gh: ctx.gh,
+    repo,
+    issue: payload.pull_request.number,
+    actor: review.reviewer,
+    where: payload.review.html_url,
+  };
+  if (review.verdict === "approved") {
+    await ctx.services.answers.answerApproval(
+      speaker,
+      review.runId,
+      "approved",
+      note === "" ? undefined : note,
+      undefined,
+      { headSha: payload.review.commit_id },
+    );
+    return;
+  }
+  const feedback: UntimedFeedback[] = await reviewFeedback(ctx.gh, repo, payload);
+  await ctx.services.answers.requestChanges(speaker, review.runId, {
+    note,
+    feedback,
+    headSha: payload.review.commit_id,
+  });
 }

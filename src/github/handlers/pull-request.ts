@@ -1,4 +1,5 @@
 import { callGitHub } from "../errors.js";
+import { sendBackIfConflicting } from "../conflicts.js";
 import { repoOf } from "../github.js";
 import { parseRunBranch } from "../run-index.js";
 import type { HandlerContext, RepositoryPayload } from "../services.js";
@@ -30,6 +31,14 @@ export function closedRunOf(payload: PullRequestPayload): string | undefined {
   return parseRunBranch(head.ref)?.runId;
 }
 
+/** The run whose own pull request moved or was edited: it may conflict with its base now. */
+export function movedRunOf(payload: PullRequestPayload): string | undefined {
+  const { head, base } = payload.pull_request;
+  if (!["synchronize", "edited"].includes(payload.action)) return undefined;
+  if (head.repo?.full_name !== base?.repo.full_name) return undefined;
+  return parseRunBranch(head.ref)?.runId;
+}
+
 /**
  * `pull_request` opened, reopened or synchronized: validate the workflow files it changes.
  * Closed, when it is a run's: the run records whether it was merged (the judge scorecard reads it).
@@ -48,6 +57,20 @@ export async function onPullRequest(
         : { where: payload.pull_request.html_url }),
     });
     return;
+  }
+  const moved = movedRunOf(payload);
+  if (moved !== undefined) {
+    await sendBackIfConflicting(ctx.services.answers, {
+      gh: ctx.gh,
+      repo: repoOf(payload),
+      runId: moved,
+      pull: payload.number,
+      sha: payload.pull_request.head.sha,
+      holder: ctx.deliveryId,
+      ...(payload.pull_request.html_url === undefined
+        ? {}
+        : { where: payload.pull_request.html_url }),
+    });
   }
   if (!changesPullRequest(payload)) return;
   const repo = repoOf(payload);

@@ -110,13 +110,26 @@ function renderVisit(visit: VisitView, paths: PagePaths): string {
   const decision =
     visit.decision === undefined
       ? ""
-      : `<p class="verdict">${esc(visit.decision.evaluator)} evaluator: <strong>${esc(visit.decision.verdict ?? visit.decision.error ?? "")}</strong>${visit.decision.exitCode === undefined ? "" : ` (exit code ${visit.decision.exitCode})`}${visit.decision.model === undefined ? "" : ` · ${esc(visit.decision.model)}`}</p>${visit.decision.reasoning === undefined ? "" : `<blockquote class="reasoning">${esc(visit.decision.reasoning)}</blockquote>`}`;
+      : `<p class="verdict">${esc(visit.decision.evaluator)} evaluator: <strong>${esc(visit.decision.verdict ?? visit.decision.error ?? "")}</strong>${visit.decision.exitCode === undefined ? "" : ` (exit code ${visit.decision.exitCode})`}${visit.decision.model === undefined ? "" : ` · ${esc(visit.decision.model)}`}${staleMark(visit.decision)}</p>${visit.decision.reasoning === undefined ? "" : `<blockquote class="reasoning">${esc(visit.decision.reasoning)}</blockquote>`}`;
+  const fedBack =
+    visit.fedBack === undefined
+      ? ""
+      : `<div class="fed-back"><h4>Told why it was entered again</h4><ul>${visit.fedBack.map((line) => `<li>${esc(line)}</li>`).join("")}</ul></div>`;
   const answer =
     visit.answer === undefined
       ? ""
-      : `<p class="accepted">${esc(visit.answer.decision)} by <strong>${esc(visit.answer.actor)}</strong>${visit.answer.where === undefined ? "" : ` via ${esc(visit.answer.where)}`} at ${esc(utc(visit.answer.at))}${visit.answer.note === undefined ? "" : `: ${esc(visit.answer.note)}`}</p>`;
+      : `<p class="accepted">${esc(visit.answer.decision)} by <strong>${esc(visit.answer.actor)}</strong>${visit.answer.where === undefined ? "" : ` via ${esc(visit.answer.where)}`} at ${esc(utc(visit.answer.at))}${visit.answer.note === undefined ? "" : `: ${esc(visit.answer.note)}`}${staleMark(visit.answer)}</p>`;
   return `<details class="visit kind-${esc(visit.kind)}" id="visit-${visit.index}"${visit.outcome === undefined ? " open" : ""}><summary><span class="n">${visit.index + 1}</span> <strong>${esc(visit.title)}</strong> <span class="kind">${esc(visit.kind)}</span> attempt ${visit.attempt} · <span class="outcome">${esc(visit.outcome ?? "in progress")}</span>${visit.label === undefined || visit.label === visit.outcome ? "" : ` → ${esc(visit.label)}`} · ${esc(usd(visit.costUsd))}${visit.commit === undefined ? "" : ` · commit <code>${esc(visit.commit.slice(0, 12))}</code>`}${detail}</summary>
-${visit.reason === undefined ? "" : `<p class="reason">${esc(visit.reason)}</p>`}${decision}${answer}${renderEvidence(visit.evidence)}</details>`;
+${visit.reason === undefined ? "" : `<p class="reason">${esc(visit.reason)}</p>`}${fedBack}${decision}${answer}${renderEvidence(visit.evidence)}</details>`;
+}
+
+/** The commit a verdict or answer judged, and whether the branch moved after it. */
+function staleMark(judged: { headSha?: string; stale?: boolean }): string {
+  if (judged.headSha === undefined) return "";
+  const sha = `<code>${esc(judged.headSha.slice(0, 12))}</code>`;
+  return judged.stale === true
+    ? ` · <span class="stale">stale: judged ${sha}, the branch moved since</span>`
+    : ` · on ${sha}`;
 }
 
 /** Evidence lines as a list: summary, facts, and any output tail in a preformatted block. */

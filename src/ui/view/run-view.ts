@@ -115,6 +115,10 @@ export interface DecisionView {
   exitCode?: number;
   error?: string;
   model?: string;
+  /** The run branch's head the verdict judged. */
+  headSha?: string;
+  /** The branch moved after the verdict: it judged older work. */
+  stale?: boolean;
 }
 
 /** Who answered an approval, and where. */
@@ -124,6 +128,10 @@ export interface AnswerView {
   note?: string;
   where?: string;
   at: number;
+  /** The head commit the answer looked at. */
+  headSha?: string;
+  /** The branch moved after the answer. */
+  stale?: boolean;
 }
 
 /** One visit of the token to a node. */
@@ -143,6 +151,8 @@ export interface VisitView {
   commit?: string;
   decision?: DecisionView;
   answer?: AnswerView;
+  /** What the node was told when entered again (one line per item): untrusted text. */
+  fedBack?: string[];
   loop?: LoopView;
   prototype?: PrototypeView;
   evidence: EvidenceLine[];

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import nock from "nock";
 import { checkRequest } from "./openapi.js";
@@ -87,7 +88,21 @@ export class FakeGitHub {
     base: string;
     draft: boolean;
     html_url: string;
+    body?: string;
+    state?: "open" | "closed";
+    /** GitHub's answer to whether it merges cleanly (null while computing). */
+    mergeable?: boolean | null;
   }[] = [];
+  /** The bare repository standing in for the remote: git refs and compares read it. */
+  remote: string | undefined;
+  /** Line comments of a review, by review id (`GET .../reviews/{id}/comments`). */
+  readonly reviewComments = new Map<number, Record<string, unknown>[]>();
+  /** Check runs of a check suite (another app's), by suite id. */
+  readonly suiteRuns = new Map<number, Record<string, unknown>[]>();
+  /** Annotations of a check run, by check run id. */
+  readonly annotations = new Map<number, Record<string, unknown>[]>();
+  /** GitHub Actions job logs, by job id. */
+  readonly jobLogs = new Map<number, string>();
   readonly pullFiles = new Map<number, { filename: string; status: string }[]>();
   /** The app's webhook deliveries, newest first. */
   readonly deliveries: Record<string, unknown>[] = [];
@@ -235,6 +250,7 @@ export class FakeGitHub {
           base: String(request.body.base),
           draft: request.body.draft === true,
           html_url: "",
+          body: str(request.body.body),
         };
         pull.html_url = `https://github.com/pull/${pull.number}`;
         this.pulls.push(pull);
@@ -264,6 +280,100 @@ export class FakeGitHub {
       ([n]) => {
         const pull = this.pulls.find((p) => p.number === Number(n));
         return pull === undefined ? [404, { message: "Not Found" }] : [200, this.#pull(pull)];
+      },
+    ],
+    [
+      "PATCH",
+      /^\/repos\/[^/]+\/[^/]+\/git\/refs\/(.+)$/,
+      ([ref = ""], request) => {
+        const name = `refs/${ref}`;
+        if (this.#revParse(name) === undefined)
+          return [422, { message: "Reference does not exist" }];
+        this.#git("update-ref", name, str(request.body.sha));
+        return [200, { ref: name, object: { sha: str(request.body.sha), type: "commit" } }];
+      },
+    ],
+    [
+      "POST",
+      /^\/repos\/[^/]+\/[^/]+\/git\/refs$/,
+      (_, request) => {
+        const name = str(request.body.ref);
+        if (this.#revParse(name) !== undefined)
+          return [422, { message: "Reference already exists" }];
+        this.#git("update-ref", name, str(request.body.sha));
+        return [201, { ref: name, object: { sha: str(request.body.sha), type: "commit" } }];
+      },
+    ],
+    [
+      "GET",
+      /^\/repos\/[^/]+\/[^/]+\/compare\/(.+)\.\.\.(.+)$/,
+      ([base = "", head = ""]) => {
+        const numstat = this.#git("diff", "--numstat", `${base}...${head}`);
+        const files = numstat
+          .split("\n")
+          .filter((line) => line !== "")
+          .map((line) => {
+            const [additions = "0", deletions = "0", filename = ""] = line.split("\t");
+            return { filename, additions: Number(additions), deletions: Number(deletions) };
+          });
+        return [200, { status: "ahead", files, commits: [] }];
+      },
+    ],
+    [
+      "PATCH",
+      /^\/repos\/[^/]+\/[^/]+\/pulls\/(\d+)$/,
+      ([n], request) => {
+        const pull = this.pulls.find((p) => p.number === Number(n));
+        if (pull === undefined) return [404, { message: "Not Found" }];
+        if (typeof request.body.body === "string") pull.body = request.body.body;
+        return [200, this.#pull(pull)];
+      },
+    ],
+    [
+      "GET",
+      /^\/repos\/[^/]+\/[^/]+\/pulls\/\d+\/reviews\/(\d+)\/comments$/,
+      ([id]) => [200, this.reviewComments.get(Number(id)) ?? []],
+    ],
+    [
+      "GET",
+      /^\/repos\/[^/]+\/[^/]+\/check-suites\/(\d+)\/check-runs$/,
+      ([id]) => {
+        const runs = this.suiteRuns.get(Number(id)) ?? [];
+        return [200, { total_count: runs.length, check_runs: runs }];
+      },
+    ],
+    [
+      "GET",
+      /^\/repos\/[^/]+\/[^/]+\/check-runs\/(\d+)\/annotations$/,
+      ([id]) => [200, this.annotations.get(Number(id)) ?? []],
+    ],
+    [
+      "GET",
+      /^\/repos\/[^/]+\/[^/]+\/actions\/jobs\/(\d+)\/logs$/,
+      ([id]) => {
+        const log = this.jobLogs.get(Number(id));
+        return log === undefined
+          ? [404, { message: "Not Found" }]
+          : [200, log, { "content-type": "text/plain" }];
+      },
+    ],
+    [
+      "POST",
+      /^\/graphql$/,
+      (_, request) => {
+        // Only the mutation the app sends: a pull request (by node id) leaves draft.
+        const id = (request.body.variables as { id?: unknown } | undefined)?.id;
+        const pull = this.pulls.find((p) => `PR_${p.number}` === id);
+        if (
+          !str(request.body.query).includes("markPullRequestReadyForReview") ||
+          pull === undefined
+        )
+          return [200, { errors: [{ message: "not faked" }] }];
+        pull.draft = false;
+        return [
+          200,
+          { data: { markPullRequestReadyForReview: { pullRequest: { isDraft: false } } } },
+        ];
       },
     ],
     ["POST", /^\/repos\/[^/]+\/[^/]+\/pulls\/\d+\/requested_reviewers$/, () => [201, {}]],
@@ -398,7 +508,9 @@ export class FakeGitHub {
       ...(authorization === undefined ? {} : { authorization }),
     };
     this.requests.push(request);
-    this.problems.push(...checkRequest(method, url.pathname, parsed === "" ? undefined : parsed));
+    // GraphQL is one endpoint outside the REST description: its route checks the mutation.
+    if (url.pathname !== "/graphql")
+      this.problems.push(...checkRequest(method, url.pathname, parsed === "" ? undefined : parsed));
     const outage = this.outages.findIndex((o) => o.method === method && o.path.test(request.path));
     const fault =
       outage >= 0 ? this.outages.splice(outage, 1)[0] : this.faultOf?.(method, request.path);
@@ -464,10 +576,30 @@ export class FakeGitHub {
   #pull(pull: FakeGitHub["pulls"][number]) {
     return {
       number: pull.number,
+      node_id: `PR_${pull.number}`,
       html_url: pull.html_url,
       draft: pull.draft,
-      head: { ref: pull.head, sha: "0" },
+      state: pull.state ?? "open",
+      body: pull.body ?? null,
+      mergeable: pull.mergeable === undefined ? true : pull.mergeable,
+      mergeable_state: pull.mergeable === false ? "dirty" : "clean",
+      head: { ref: pull.head, sha: this.#revParse(`refs/heads/${pull.head}`) ?? "0" },
       base: { ref: pull.base },
     };
+  }
+
+  /** The commit a ref of the remote points at, if the remote has it. */
+  #revParse(ref: string): string | undefined {
+    if (this.remote === undefined) return undefined;
+    try {
+      return this.#git("rev-parse", "--verify", "--quiet", ref).trim();
+    } catch {
+      return undefined;
+    }
+  }
+
+  #git(...args: string[]): string {
+    if (this.remote === undefined) throw new Error("the fake has no remote repository");
+    return execFileSync("git", args, { cwd: this.remote, encoding: "utf8", stdio: "pipe" });
   }
 }

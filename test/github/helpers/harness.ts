@@ -100,6 +100,7 @@ export async function startTestApp(
   const remote = seedRepository(dir, workflow);
 
   const github = new FakeGitHub(options.githubApi);
+  github.remote = remote;
   github.setFile("main", ".clustercode/workflow.yml", workflow);
   github.install();
   const errors: string[] = [];

@@ -1,0 +1,99 @@
+import type { IssuesLabeledEvent, PullRequestReviewSubmittedEvent } from "@octokit/webhooks-types";
+import { execFileSync } from "node:child_process";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { payloadOf, startTestApp, type TestApp } from "./helpers/harness.js";
+
+/** Two variants race; the first to leave a WINNER file wins; then a person approves. */
+const RACE = `version: 1
+name: race
+on:
+  label: clustercode
+engines:
+  scripted:
+    command: [bash, -c, 'echo "$0" > WINNER', "{model}", "{prompt_file}"]
+nodes:
+  prototype:
+    kind: prototype
+    brief: Leave a WINNER file.
+    variants:
+      - { engine: scripted, model: one }
+      - { engine: scripted, model: two }
+    gates: [{ name: winner, run: test -f WINNER }]
+    select: first
+  gate: { kind: approval }
+edges:
+  - { from: prototype, to: gate }
+  - { from: gate, to: done, label: approved }
+  - { from: gate, to: failed, label: rejected }
+`;
+
+function labeled(): IssuesLabeledEvent {
+  return payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
+    if (p.label !== undefined) p.label.name = "clustercode";
+    p.issue.number = 9;
+    p.sender.login = "alice";
+    p.sender.type = "User";
+  });
+}
+
+function review(pull: number, branch: string, commit: string): PullRequestReviewSubmittedEvent {
+  return payloadOf<PullRequestReviewSubmittedEvent>("pull_request_review", "submitted", (p) => {
+    p.pull_request.number = pull;
+    p.pull_request.head.ref = branch;
+    p.review.state = "approved";
+    p.review.commit_id = commit;
+    p.review.user.login = "bob";
+    p.sender.login = "bob";
+    p.sender.type = "User";
+  });
+}
+
+describe("the run's pull request after a prototype race", () => {
+  let app: TestApp;
+  beforeEach(async () => {
+    app = await startTestApp(RACE);
+    app.github.permissions.set("alice", "write");
+    app.github.permissions.set("bob", "write");
+  });
+  afterEach(async () => {
+    await app.close();
+  });
+
+  it("shows the winner on the run branch, refuses a stale review, and leaves draft when the run succeeds", async () => {
+    await app.deliver("issues", labeled());
+    const { definition, state } = await app.waitForStatus("awaiting_input", 30_000);
+    // The winner worked on its own branch; the run's one pull request keeps the run branch.
+    expect(state.branch).not.toBe(definition.branch);
+    expect(app.github.pulls).toHaveLength(1);
+    const pull = app.github.pulls[0];
+    expect(pull?.head).toBe(definition.branch);
+    const head = execFileSync("git", ["rev-parse", definition.branch], { cwd: app.remote })
+      .toString()
+      .trim();
+    expect(head).toBe(state.lastSha);
+    expect(
+      execFileSync("git", ["show", `${definition.branch}:WINNER`], { cwd: app.remote }).toString(),
+    ).toMatch(/one|two/);
+    // Check runs attach to the commit the pull request shows.
+    const runCheck = app.github.checkRuns.find((run) => run.external_id === state.runId);
+    expect(runCheck?.head_sha).toBe(head);
+    // The body says what the run did and changed.
+    expect(pull?.body).toContain("| 1 | prototype | succeeded |");
+    expect(pull?.body).toContain("`WINNER` +1 −0");
+    expect(pull?.draft).toBe(true);
+
+    // A review of an older commit approves nothing, and the reviewer is told.
+    const base = execFileSync("git", ["rev-parse", "main"], { cwd: app.remote }).toString().trim();
+    await app.deliver("pull_request_review", review(pull?.number ?? 0, definition.branch, base));
+    expect((await app.host.store.getRun(state.runId))?.status).toBe("awaiting_input");
+    expect(app.github.comments.map((c) => c.body).join("\n")).toContain("this review is stale");
+
+    await app.deliver("pull_request_review", review(pull?.number ?? 0, definition.branch, head));
+    const done = await app.waitForStatus("succeeded");
+    expect(done.state.status).toBe("succeeded");
+    expect(pull?.draft).toBe(false);
+    expect(pull?.body).toContain("**succeeded**");
+    expect(app.github.problems).toEqual([]);
+    expect(app.errors).toEqual([]);
+  }, 60_000);
+});
