@@ -181,6 +181,14 @@ export class Runtime implements EventSink, RunDriver {
       }
       const { document } = loaded;
       const result = step(document.definition, document.state, event);
+      if (result.refused !== undefined && result.effects.length > 0) {
+        // A refused rework still records why (`rework.refused`): written, then answered refused.
+        const { refused: message, ...recorded } = result;
+        const written = await this.#apply(loaded, recorded, event);
+        if (written === undefined) continue;
+        const refused: Refusal = { code: "not-applicable", message };
+        return { applied: false, state: recorded.snapshot, refused };
+      }
       if (result.refused !== undefined) {
         // Another replica may have moved the run past the copy this process cached: an event
         // is refused only on the store's current version, never on a stale copy.
