@@ -463,7 +463,9 @@ export class FakeGitHub {
     const scope = nock(base.origin).persist();
     // A GHE API lives under /api/v3 on a host that also serves git: only the API is intercepted.
     const api = base.pathname.replace(/\/$/, "");
-    const filter = (path: string) => api === "" || path.startsWith(`${api}/`);
+    // GHE serves GraphQL beside the REST API: /api/graphql next to /api/v3.
+    const graphql = api.replace(/\/v3$/, "/graphql");
+    const filter = (path: string) => api === "" || path.startsWith(`${api}/`) || path === graphql;
     scope.get(filter).reply(handle("GET"));
     scope.post(filter).reply(handle("POST"));
     scope.patch(filter).reply(handle("PATCH"));
@@ -496,7 +498,11 @@ export class FakeGitHub {
   answer(method: string, uri: string, body: unknown, authorization?: string): Reply {
     const base = new URL(this.api);
     const url = new URL(uri, base.origin);
-    url.pathname = url.pathname.slice(base.pathname.replace(/\/$/, "").length);
+    const api = base.pathname.replace(/\/$/, "");
+    url.pathname =
+      url.pathname === api.replace(/\/v3$/, "/graphql")
+        ? "/graphql"
+        : url.pathname.slice(api.length);
     const parsed: unknown = typeof body === "string" && body !== "" ? JSON.parse(body) : body;
     const record =
       typeof parsed === "object" && parsed !== null ? (parsed as Record<string, unknown>) : {};
