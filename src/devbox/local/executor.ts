@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync, writeSync } from "node:fs";
 import { mkdir, open, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join, sep } from "node:path";
@@ -12,6 +12,9 @@ import { killGroup, runProcess } from "../process-runner.js";
 import { AGENT_ENV } from "../protocol.js";
 import { defaultCliPath } from "./cli-path.js";
 import { withoutCredentials } from "./repository-url.js";
+import { launchAgent } from "./launch.js";
+import type { HubRelay } from "./hub-relay.js";
+import { chooseIsolation, devboxUid, UNSAFE_ENV, type Isolation } from "./sandbox.js";
 
 /** How a {@link LocalExecutor} is set up. */
 export interface LocalExecutorOptions {
@@ -39,6 +42,8 @@ export interface LocalDevBoxPaths {
   logFile: string;
   /** TMPDIR of the agent and its commands: private, outside the checkout, removed by `stop`. */
   tmp: string;
+  /** HOME of a sandboxed agent and its commands. */
+  home: string;
 }
 
 const DEVBOX_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -46,7 +51,8 @@ const PASSED_ON = ["PATH", "HOME", "LANG"] as const;
 
 /**
  * Runs each DevBox as a child process (`clustercode devbox`) in a fresh clone under the state
- * directory, with a minimal environment. The child leads its own process group and its pid is
+ * directory, with a minimal environment, inside a bubblewrap sandbox (see `sandbox.ts`) unless
+ * `CLUSTERCODE_UNSAFE_LOCAL_DEVBOX=1`. The child leads its own process group and its pid is
  * kept in a file, so a later process can reap DevBoxes a crashed one left behind.
  */
 export class LocalExecutor implements DevBoxExecutor {
@@ -55,6 +61,8 @@ export class LocalExecutor implements DevBoxExecutor {
   readonly #cliPath: string;
   readonly #children = new Map<string, ChildProcess>();
   readonly #starting = new SingleFlight();
+  readonly #relays = new Map<string, HubRelay>();
+  #isolation: Isolation | undefined;
 
   constructor(options: LocalExecutorOptions) {
     this.#options = options;
@@ -73,6 +81,7 @@ export class LocalExecutor implements DevBoxExecutor {
       pidFile: join(dir, "pid"),
       logFile: join(dir, "agent.log"),
       tmp: join(dir, "tmp"),
+      home: join(dir, "home"),
     };
     return { dir, checkout, ...files };
   }
@@ -91,28 +100,22 @@ export class LocalExecutor implements DevBoxExecutor {
     await mkdir(paths.dir, { recursive: true });
     await mkdir(paths.tmp, { recursive: true, mode: 0o700 });
     if (!existsSync(join(paths.checkout, ".git"))) await this.#clone(request.repository, paths);
+    const isolation = this.isolation();
     const log = await open(paths.logFile, "a", 0o600);
     try {
-      const spawned = spawn(
-        process.execPath,
-        [this.#cliPath, "devbox", "--api", request.apiUrl, "--devbox", request.devboxId],
-        {
-          cwd: paths.checkout,
-          env: { ...this.#agentEnv(request, log), TMPDIR: paths.tmp },
-          detached: true,
-          stdio: ["ignore", log.fd, log.fd],
-        },
-      );
-      await new Promise<void>((resolve, reject) => {
-        spawned.once("spawn", resolve);
-        spawned.once("error", (error) =>
-          reject(
-            new DevBoxError("spawn-failed", `cannot start the DevBox agent: ${error.message}`, {
-              cause: error,
-            }),
-          ),
-        );
+      const { child: spawned, relay } = await launchAgent({
+        isolation,
+        devboxId: request.devboxId,
+        apiUrl: request.apiUrl,
+        token: request.token,
+        ...paths,
+        repository: request.repository,
+        cliPath: this.#cliPath,
+        env: this.#agentEnv(request, log),
+        ...(this.#runsAsRoot() ? { uid: devboxUid(request.devboxId) } : {}),
+        logFd: log.fd,
       });
+      if (relay !== undefined) this.#relays.set(request.devboxId, relay);
       const pid = spawned.pid as number;
       this.#children.set(request.devboxId, spawned);
       spawned.once("exit", () => {
@@ -142,9 +145,22 @@ export class LocalExecutor implements DevBoxExecutor {
       }
     }
     this.#children.delete(devboxId);
-    await this.#killLeftoverCommand(paths);
+    await this.#relays.get(devboxId)?.close();
+    this.#relays.delete(devboxId);
+    // A sandboxed agent's commands die with its PID namespace, and the pid its journal holds is
+    // one of that namespace, not of this host.
+    if (this.#env[UNSAFE_ENV] === "1") await this.#killLeftoverCommand(paths);
     await rm(paths.pidFile, { force: true });
     await rm(paths.tmp, { recursive: true, force: true });
+  }
+
+  /**
+   * How DevBoxes are isolated here (bubblewrap, or none when `CLUSTERCODE_UNSAFE_LOCAL_DEVBOX=1`);
+   * throws a `sandbox-unavailable` DevBoxError that says what is missing.
+   */
+  isolation(): Isolation {
+    this.#isolation ??= chooseIsolation(this.#env, this.#runsAsRoot());
+    return this.#isolation;
   }
 
   /** Stops every DevBox this executor started. */
@@ -229,7 +245,6 @@ export class LocalExecutor implements DevBoxExecutor {
       ...(this.#runsAsRoot() ? { IS_SANDBOX: "1" } : {}),
       ...request.env,
       ...request.providerEnv,
-      [AGENT_ENV.token]: request.token,
       [AGENT_ENV.runId]: request.runId,
       [AGENT_ENV.branch]: request.spec.branch,
       [AGENT_ENV.baseBranch]: request.spec.baseBranch,
