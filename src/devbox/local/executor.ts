@@ -112,7 +112,7 @@ export class LocalExecutor implements DevBoxExecutor {
         repository: request.repository,
         cliPath: this.#cliPath,
         env: this.#agentEnv(request, log),
-        ...(this.#runsAsRoot() ? { uid: devboxUid(request.devboxId) } : {}),
+        ...(process.getuid?.() === 0 ? { uid: devboxUid(request.devboxId) } : {}),
         logFd: log.fd,
       });
       if (relay !== undefined) this.#relays.set(request.devboxId, relay);
@@ -159,7 +159,7 @@ export class LocalExecutor implements DevBoxExecutor {
    * throws a `sandbox-unavailable` DevBoxError that says what is missing.
    */
   isolation(): Isolation {
-    this.#isolation ??= chooseIsolation(this.#env, this.#runsAsRoot());
+    this.#isolation ??= chooseIsolation(this.#env, process.getuid?.() === 0);
     return this.#isolation;
   }
 
