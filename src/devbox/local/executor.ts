@@ -97,10 +97,10 @@ export class LocalExecutor implements DevBoxExecutor {
     if (child !== undefined && child.exitCode === null && child.signalCode === null) return;
     if ((await this.#livePid(request.devboxId)) !== undefined) return;
 
+    const isolation = this.isolation();
     await mkdir(paths.dir, { recursive: true });
     await mkdir(paths.tmp, { recursive: true, mode: 0o700 });
     if (!existsSync(join(paths.checkout, ".git"))) await this.#clone(request.repository, paths);
-    const isolation = this.isolation();
     const log = await open(paths.logFile, "a", 0o600);
     try {
       const { child: spawned, relay } = await launchAgent({
