@@ -17,4 +17,13 @@ GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=http.extraHeader \
   GIT_CONFIG_VALUE_0="Authorization: Bearer ${CLUSTERCODE_DEVBOX_TOKEN}" \
   git clone --quiet -- "$CLUSTERCODE_REPOSITORY" "$workspace"
 cd "$workspace"
-exec clustercode devbox --api "$CLUSTERCODE_API_URL" --devbox "$CLUSTERCODE_DEVBOX_ID"
+# Started as root (with a `runner` user), the agent runs each command as runner, with no
+# capabilities and no way to gain any, so no command can read the agent's /proc entries.
+if [[ "$(id -u)" == 0 ]] && id runner >/dev/null 2>&1; then
+  chown -R runner:runner "$workspace"
+  export CLUSTERCODE_COMMAND_SANDBOX=setpriv:runner
+fi
+# The agent reads its token on stdin: it is not in the environment commands could find.
+token="$CLUSTERCODE_DEVBOX_TOKEN"
+unset CLUSTERCODE_DEVBOX_TOKEN
+exec clustercode devbox --api "$CLUSTERCODE_API_URL" --devbox "$CLUSTERCODE_DEVBOX_ID" --token-stdin <<<"$token"

@@ -2,7 +2,8 @@ import { readAgentSettings } from "../devbox/agent/settings.js";
 import { runDevBoxAgent } from "../devbox/agent/agent.js";
 import { parseOptions, UsageError, type Command } from "./command.js";
 
-const USAGE = "usage: clustercode devbox --api URL --devbox ID (token in CLUSTERCODE_DEVBOX_TOKEN)";
+const USAGE =
+  "usage: clustercode devbox --api URL --devbox ID [--token-stdin] (else token in CLUSTERCODE_DEVBOX_TOKEN)";
 
 /**
  * `clustercode devbox --api URL --devbox ID`: the DevBox agent, run by an executor inside a fresh
@@ -13,12 +14,14 @@ const devbox: Command = async (args, io) => {
   const { values, positionals } = parseOptions(args, {
     api: { type: "string" },
     devbox: { type: "string" },
+    "token-stdin": { type: "boolean" },
   });
   if (values.api === undefined || values.devbox === undefined || positionals.length > 0) {
     throw new UsageError(USAGE);
   }
   if (!URL.canParse(values.api)) throw new UsageError(`--api must be a URL, got "${values.api}"`);
-  const settings = readAgentSettings(io.env);
+  const token = values["token-stdin"] === true ? await readToken(process.stdin) : undefined;
+  const settings = readAgentSettings(io.env, token);
   if (!settings.ok) throw new UsageError(settings.message);
 
   const terminate = new AbortController();
@@ -41,3 +44,13 @@ const devbox: Command = async (args, io) => {
   }
 };
 export default devbox;
+
+/** The first line of `stream` (the local executor writes the token and closes it). */
+async function readToken(stream: NodeJS.ReadableStream): Promise<string> {
+  let text = "";
+  for await (const chunk of stream) {
+    text += String(chunk);
+    if (text.includes("\n") || text.length > 4096) break;
+  }
+  return text.split("\n")[0]?.trim() ?? "";
+}

@@ -10,12 +10,20 @@ const FAILED_OUTPUT_LINES = 12;
  */
 export class EvidenceNarrator {
   readonly #commands = new Map<unknown, { label: string; text: string }>();
+  #isolationTold = false;
 
   /** The lines for `entry`; none for the quiet kinds. */
   lines(entry: EvidenceEntry): string[] {
     if (entry.kind === "command.dispatched") {
       this.#remember(entry);
       return [];
+    }
+    if (entry.kind === "devbox.ready" && typeof entry.isolation === "string") {
+      // Said once per run: how its DevBoxes are walled off (or that they are not).
+      if (this.#isolationTold) return [];
+      this.#isolationTold = true;
+      const unsafe = entry.isolation.startsWith("none");
+      return [`  ${unsafe ? "⚠" : "·"} DevBox isolation: ${entry.isolation}`];
     }
     if (entry.kind !== "command.finished") {
       const line = describeEvidence(entry);

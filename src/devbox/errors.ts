@@ -12,6 +12,8 @@ export type DevBoxErrorCode =
   | "clone-failed"
   /** The DevBox process could not be started. */
   | "spawn-failed"
+  /** Local DevBoxes cannot be isolated here (no bubblewrap, no user namespaces). */
+  | "sandbox-unavailable"
   /** The internal API answered with an error the agent cannot recover from. */
   | "api-rejected"
   /** The internal API could not be reached. */

@@ -19,6 +19,8 @@ export interface StartRequest {
    * out of `env` and the task definition). Not secret: every executor passes them on, last.
    */
   providerEnv?: Record<string, string>;
+  /** The DevBox's `HTTPS_PROXY`: the hub's egress proxy with its egress key (see the hub). */
+  egressProxy?: string;
 }
 
 /**

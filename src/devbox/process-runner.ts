@@ -23,6 +23,8 @@ export interface RunProcessOptions {
   /** Called once the process exists, with its pid (= its process group id). */
   onSpawn?: (pid: number) => void;
   killGraceMs?: number;
+  /** Wraps the file and args before they start (the DevBox's command sandbox). */
+  wrap?: (file: string, args: readonly string[]) => { file: string; args: string[] };
 }
 
 /** How a process ended: its exit code, or 128 + signal number, or 127 when it could not start. */
@@ -48,7 +50,8 @@ export function killGroup(pgid: number, signal: NodeJS.Signals): boolean {
 export function runProcess(options: RunProcessOptions): Promise<ProcessExit> {
   return new Promise((resolve) => {
     if (options.signal.aborted) return resolve({ exitCode: 128 + constants.signals.SIGTERM });
-    const child = spawn(options.file, options.args, {
+    const { file, args } = options.wrap?.(options.file, options.args) ?? options;
+    const child = spawn(file, args, {
       cwd: options.cwd,
       env: options.env,
       detached: true,

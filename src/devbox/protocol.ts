@@ -54,6 +54,10 @@ export const AGENT_ENV = {
    * push there with its own hub token (in that git process's environment only).
    */
   gitViaHub: "CLUSTERCODE_GIT_VIA_HUB",
+  /** The hub relay's unix socket, for the agent's 127.0.0.1 gateway (local DevBoxes). */
+  hubSocket: "CLUSTERCODE_HUB_SOCKET",
+  /** How the DevBox is isolated ("bubblewrap", "none (...)"), reported when ready. */
+  isolation: "CLUSTERCODE_DEVBOX_ISOLATION",
 } as const;
 
 /** File names in `CommandRequest.files`: they become file names and environment names. */
@@ -170,6 +174,8 @@ export const readyBodySchema = z.object({
   sha: z.string().exactOptional(),
   /** Each agent CLI's `--version` answer (first line), by argv[0]. */
   harness: z.record(z.string().max(200), z.string().max(200)).exactOptional(),
+  /** How the DevBox is isolated, as the executor told it. */
+  isolation: z.string().max(200).exactOptional(),
 });
 /** Body of `POST ready`. */
 export type ReadyBody = z.output<typeof readyBodySchema>;

@@ -106,6 +106,8 @@ export interface HeldDevBox {
   ready: boolean;
   /** What each agent CLI in the DevBox answered to `--version` (its first line), by argv[0]. */
   harness?: Record<string, string>;
+  /** How the DevBox is isolated ("bubblewrap", "none (CLUSTERCODE_UNSAFE_LOCAL_DEVBOX=1)"). */
+  isolation?: string;
 }
 
 /** One contender of a prototype race. */
@@ -239,6 +241,7 @@ export type RunEvent = { at: number } & (
       error?: string;
       sha?: string;
       harness?: Record<string, string>;
+      isolation?: string;
     }
   | { type: "devbox.lost"; devboxId: string; reason: string; runningCommandId?: string }
   /** The runtime refused a ref update a DevBox pushed; recorded as evidence, nothing else. */

@@ -92,6 +92,9 @@ function apply(t: Transition, event: RunEvent): string | undefined {
       if (event.ok && event.sha !== undefined && !s.branchPushed && s.baseSha === undefined) {
         if (held !== undefined && !held.ready) s.baseSha = event.sha;
       }
+      if (held !== undefined && !held.ready && event.isolation !== undefined) {
+        held.isolation = event.isolation;
+      }
       return onReady(t, event.devboxId, event.ok, event.error);
     }
     case "devbox.lost":
@@ -194,12 +197,13 @@ function onReady(t: Transition, devboxId: string, ok: boolean, error?: string): 
   const kind = activeKind(t);
   if (kind?.onOwnDevBoxReady !== undefined) return kind.onOwnDevBoxReady(t, devboxId, ok, error);
   if (s.devbox?.id !== devboxId || s.devbox.ready) return "stale DevBox";
-  const harness = s.devbox.harness;
+  const { harness, isolation } = s.devbox;
   t.record("devbox.ready", {
     devbox: devboxId,
     ok,
     ...(error === undefined ? {} : { error }),
     ...(harness === undefined ? {} : { harness }),
+    ...(isolation === undefined ? {} : { isolation }),
   });
   if (!ok) {
     t.releaseDevBox(s.devbox);

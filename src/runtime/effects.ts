@@ -138,6 +138,7 @@ export class DevBoxEffects implements EffectPerformer {
               : await this.deps.source.repositoryOf(runId),
             env: secrets,
             providerEnv,
+            egressProxy: hub.egressProxyUrl(id),
           });
         } catch (error) {
           // A DevBox that cannot start fails its node with the reason; the run goes on from there.

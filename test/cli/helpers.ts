@@ -28,7 +28,12 @@ export function runCli(
     execFile(
       process.execPath,
       [...(options.nodeArgs ?? []), CLI, ...args],
-      { cwd: options.cwd ?? process.cwd(), env: { ...process.env, ...options.env } },
+      {
+        cwd: options.cwd ?? process.cwd(),
+        // DevBoxes push to local repositories the test (root, in CI) owns, which a sandboxed
+        // DevBox's own uid cannot write: unsandboxed on purpose until git goes through the hub.
+        env: { ...process.env, CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: "1", ...options.env },
+      },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1;
         resolve({ code, stdout, stderr });

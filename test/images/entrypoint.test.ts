@@ -14,7 +14,10 @@ function stubs(dir: string): void {
   };
   stub("curl", `echo '{"token":"ghs_fresh","expiresAt":"2030-01-01T00:00:00Z"}'`);
   stub("git", `echo "git $*" >> "$STUB_LOG"; if [[ $1 == clone ]]; then mkdir -p "\${@: -1}"; fi`);
-  stub("clustercode", `echo "clustercode $*" >> "$STUB_LOG"`);
+  stub(
+    "clustercode",
+    `echo "clustercode $* stdin=$(cat) env=\${CLUSTERCODE_DEVBOX_TOKEN:-unset}" >> "$STUB_LOG"`,
+  );
 }
 
 /** Runs the entrypoint in its own process group, which is ended afterwards (its refresh loop). */
@@ -71,7 +74,9 @@ describe("the DevBox entrypoint", () => {
       expect(readFileSync(join(home, ".git-credentials"), "utf8")).toBe(`${line}\n`);
       const log = readFileSync(join(home, "log"), "utf8");
       expect(log).toContain(`git clone --quiet -- ${repository} ${join(home, "workspace")}`);
-      expect(log).toContain("clustercode devbox --api http://127.0.0.1:9/ --devbox r1:d1");
+      expect(log).toContain(
+        "clustercode devbox --api http://127.0.0.1:9/ --devbox r1:d1 --token-stdin stdin=hub-token env=unset",
+      );
     });
   }
 });

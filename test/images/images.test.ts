@@ -80,7 +80,7 @@ describe("Dockerfiles", () => {
     expect(runs.join("\n")).toContain('"@openai/codex@${CODEX_VERSION}"');
     expect(argsOf(find(stage, "ENTRYPOINT")[0])).toEqual(['["/usr/local/bin/devbox-entrypoint"]']);
     expect(read("images/devbox/entrypoint.sh")).toMatch(
-      /\nexec clustercode devbox --api "\$CLUSTERCODE_API_URL" --devbox "\$CLUSTERCODE_DEVBOX_ID"\n$/,
+      /\nexec clustercode devbox --api "\$CLUSTERCODE_API_URL" --devbox "\$CLUSTERCODE_DEVBOX_ID" --token-stdin <<<"\$token"\n$/,
     );
   });
 

@@ -15,6 +15,7 @@ import { hubGitAuthEnv } from "../hub/git/git-auth.js";
 import { probeHarnesses } from "./harness.js";
 import { executeCommand } from "./run-command.js";
 import { setUpCheckout } from "./setup.js";
+import { openGateway } from "./gateway.js";
 
 export { AGENT_EXIT } from "./exit-codes.js";
 
@@ -93,6 +94,11 @@ class DevBoxAgent {
     const { settings, signal } = this.#options;
     const onSignal = () => this.#stop(AGENT_EXIT.terminated, "terminated");
     signal?.addEventListener("abort", onSignal, { once: true });
+    // In its own network namespace, the hub is reachable only through the relay socket.
+    const gateway =
+      this.#settings.hubSocket === undefined
+        ? undefined
+        : await openGateway(this.#settings.hubSocket, this.#options.apiUrl);
     const heartbeat = setInterval(() => this.#beat(), settings.heartbeatMs);
     const watchdog = setInterval(() => this.#watch(), Math.min(settings.heartbeatMs, 500));
     this.#beat();
@@ -107,6 +113,7 @@ class DevBoxAgent {
       clearInterval(watchdog);
       signal?.removeEventListener("abort", onSignal);
       await rm(tmpRoot, { recursive: true, force: true });
+      gateway?.close();
     }
     return this.#exitCode;
   }
@@ -191,6 +198,7 @@ class DevBoxAgent {
         ok: true,
         sha: setup.sha,
         ...(harness === undefined ? {} : { harness }),
+        ...(this.#settings.isolation === undefined ? {} : { isolation: this.#settings.isolation }),
       }),
     );
     return setup.journal;
@@ -285,7 +293,15 @@ class DevBoxAgent {
   #processContext() {
     const { cwd } = this.#options;
     const { signal } = this.#life;
-    return { cwd, env: this.#env, signal, mask: this.#mask, tee: this.#log.tee };
+    const { sandbox } = this.#settings;
+    return {
+      cwd,
+      env: this.#env,
+      signal,
+      mask: this.#mask,
+      tee: this.#log.tee,
+      ...(sandbox === undefined ? {} : { sandbox }),
+    };
   }
 }
 

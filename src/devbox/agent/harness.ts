@@ -1,5 +1,6 @@
 import { OutputTail } from "../output-tail.js";
 import { runProcess } from "../process-runner.js";
+import type { CommandSandbox } from "./command-sandbox.js";
 import type { SecretMask } from "./secret-mask.js";
 
 /** Longest a CLI may take to answer `--version`. */
@@ -11,6 +12,8 @@ interface ProbeContext {
   env: Record<string, string>;
   signal: AbortSignal;
   mask: SecretMask;
+  /** Wraps each probe (the CLI may be the checkout's own, so it is sandboxed too). */
+  sandbox?: CommandSandbox;
 }
 
 /**
@@ -38,6 +41,7 @@ async function probe(binary: string, context: ProbeContext): Promise<string> {
     signal: AbortSignal.any([context.signal, timeout]),
     output,
     mask: context.mask,
+    ...(context.sandbox === undefined ? {} : { wrap: context.sandbox }),
   });
   const first = output.text().trim().split("\n")[0]?.trim().slice(0, 200) ?? "";
   if (exitCode === 0 && first !== "") return first;

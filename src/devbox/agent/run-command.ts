@@ -10,6 +10,7 @@ import { MISSING_CREDENTIALS_EXIT, missingCredentials } from "./credentials.js";
 import { readAgentSpend } from "./cost.js";
 import { checkpoint, GitStepError, type GitContext } from "./git.js";
 import { OutputTail } from "../output-tail.js";
+import type { CommandSandbox } from "./command-sandbox.js";
 import type { SecretMask } from "./secret-mask.js";
 import { runProcess } from "../process-runner.js";
 import { fileEnvName } from "../protocol.js";
@@ -37,6 +38,8 @@ export interface CommandContext {
   credentials?: () => Promise<Record<string, string>>;
   /** Secrets masked in the output the result carries and in `tee`. */
   mask?: SecretMask;
+  /** Wraps each script and agent CLI so it cannot act as the agent ({@link CommandSandbox}). */
+  sandbox?: CommandSandbox;
 }
 
 /**
@@ -109,10 +112,11 @@ async function runKind(
     ...(context.onSpawn === undefined ? {} : { onSpawn: context.onSpawn }),
     ...(context.tee === undefined ? {} : { tee: context.tee }),
   };
+  const sandboxed = context.sandbox === undefined ? common : { ...common, wrap: context.sandbox };
   switch (command.type) {
     case "script":
       return runProcess({
-        ...common,
+        ...sandboxed,
         file: "bash",
         args: ["-eo", "pipefail", "-c", command.script],
       });
@@ -126,7 +130,7 @@ async function runKind(
         return { exitCode: MISSING_CREDENTIALS_EXIT, refused };
       }
       const stdout = new OutputTail(STDOUT_LIMIT_BYTES);
-      const { exitCode } = await runProcess({ ...common, file, args, stdout });
+      const { exitCode } = await runProcess({ ...sandboxed, file, args, stdout });
       const { missing, ...spend } = readAgentSpend(stdout.text(), command);
       for (const path of missing) {
         output.push(

@@ -1,4 +1,5 @@
 import { AGENT_ENV } from "../protocol.js";
+import { commandSandbox, COMMAND_SANDBOX_ENV, type CommandSandbox } from "./command-sandbox.js";
 
 /** What the agent reads from its environment (see {@link AGENT_ENV}). */
 export interface AgentSettings {
@@ -13,14 +14,23 @@ export interface AgentSettings {
   harnesses: string[];
   heartbeatMs: number;
   lapseMs: number;
+  /** How commands are sandboxed ({@link COMMAND_SANDBOX_ENV}); undefined: not at all. */
+  sandbox?: CommandSandbox;
+  /** The hub relay socket to open a 127.0.0.1 gateway to (local DevBoxes, own network). */
+  hubSocket?: string;
+  /** How the DevBox is isolated, as the evidence of its runs says it. */
+  isolation?: string;
 }
 
 /** The agent's settings, or what is wrong with the environment. */
 export type AgentSettingsResult =
   { ok: true; settings: AgentSettings } | { ok: false; message: string };
 
-/** Reads the agent's settings from the environment the executor built. */
-export function readAgentSettings(env: NodeJS.ProcessEnv): AgentSettingsResult {
+/**
+ * Reads the agent's settings from the environment the executor built; the token from `token`
+ * when given (read from stdin, where no command can find it) else from the environment.
+ */
+export function readAgentSettings(env: NodeJS.ProcessEnv, token?: string): AgentSettingsResult {
   const problems: string[] = [];
   const required = (name: string) => {
     const value = env[name];
@@ -42,7 +52,7 @@ export function readAgentSettings(env: NodeJS.ProcessEnv): AgentSettingsResult {
     return typeof value === "string" ? [] : value;
   };
   const settings: AgentSettings = {
-    token: required(AGENT_ENV.token),
+    token: token ?? required(AGENT_ENV.token),
     runId: required(AGENT_ENV.runId),
     branch: required(AGENT_ENV.branch),
     baseBranch: required(AGENT_ENV.baseBranch),
@@ -52,6 +62,14 @@ export function readAgentSettings(env: NodeJS.ProcessEnv): AgentSettingsResult {
     heartbeatMs: milliseconds(AGENT_ENV.heartbeatMs, 3000),
     lapseMs: milliseconds(AGENT_ENV.lapseMs, 15_000),
   };
+  const sandbox = commandSandbox(env[COMMAND_SANDBOX_ENV]);
+  if (sandbox instanceof Error) problems.push(sandbox.message);
+  else if (sandbox !== undefined) settings.sandbox = sandbox;
+  const hubSocket = env[AGENT_ENV.hubSocket];
+  if (hubSocket !== undefined && hubSocket !== "") settings.hubSocket = hubSocket;
+  const isolation = env[AGENT_ENV.isolation];
+  if (isolation !== undefined && isolation !== "") settings.isolation = isolation;
+  if (token === "") problems.push("the token read from stdin is empty");
   if (problems.length === 0 && settings.heartbeatMs >= settings.lapseMs) {
     problems.push(`${AGENT_ENV.heartbeatMs} must be shorter than ${AGENT_ENV.lapseMs}`);
   }

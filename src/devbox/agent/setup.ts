@@ -1,5 +1,6 @@
 import { OutputTail } from "../output-tail.js";
 import { runProcess } from "../process-runner.js";
+import type { CommandSandbox } from "./command-sandbox.js";
 import type { SecretMask } from "./secret-mask.js";
 import type { AgentSettings } from "./settings.js";
 import { CommandJournal } from "./command-journal.js";
@@ -23,6 +24,8 @@ export interface SetupContext {
   tee: (text: string) => void;
   /** Git's credentials for the source repository (see {@link GitContext}). */
   credentials: () => Promise<Record<string, string>>;
+  /** Wraps each setup command (see {@link CommandSandbox}); git steps run as the agent. */
+  sandbox?: CommandSandbox;
 }
 
 /**
@@ -47,7 +50,7 @@ export async function setUpCheckout(
   }
   for (const [index, script] of settings.setup.entries()) {
     const args = ["-eo", "pipefail", "-c", script];
-    const { cwd, env, signal, mask, tee } = context;
+    const { cwd, env, signal, mask, tee, sandbox } = context;
     const { exitCode } = await runProcess({
       file: "bash",
       args,
@@ -57,6 +60,7 @@ export async function setUpCheckout(
       mask,
       tee,
       output,
+      ...(sandbox === undefined ? {} : { wrap: sandbox }),
     });
     if (exitCode !== 0) {
       return {

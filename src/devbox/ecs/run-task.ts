@@ -42,6 +42,11 @@ export function runTaskInput(
     ...(spec.harnesses === undefined
       ? {}
       : { [AGENT_ENV.harnesses]: JSON.stringify(spec.harnesses) }),
+    // HTTPS goes out through the hub's egress proxy (the task's security group allows only the
+    // hub): the allow-list is enforced there.
+    ...(request.egressProxy === undefined
+      ? {}
+      : { HTTPS_PROXY: request.egressProxy, https_proxy: request.egressProxy }),
     [ENTRYPOINT_ENV.apiUrl]: request.apiUrl,
     [ENTRYPOINT_ENV.devboxId]: devboxId,
     [ENTRYPOINT_ENV.repository]: cloneUrlOf(request.repository, options.gitHost),

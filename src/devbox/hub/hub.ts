@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
@@ -171,18 +171,25 @@ export class DevBoxHub {
     this.#egress.set(devboxId, allowedHosts(allow, this.#options.egress?.repositoryHost));
   }
 
-  /** The `HTTPS_PROXY` of DevBox `devboxId`: the hub, with the DevBox's id and token. */
+  /**
+   * The `HTTPS_PROXY` of DevBox `devboxId`: the hub, with the DevBox's id and its egress key.
+   * Commands see it; it opens the allowed network and nothing else (it is not the DevBox's
+   * token, which only its agent holds, and does not give it away).
+   */
   egressProxyUrl(devboxId: string): string {
     const record = this.#record(devboxId);
     const url = new URL(this.url);
     url.username = encodeURIComponent(devboxId);
-    url.password = record.token.toString("utf8");
+    url.password = egressKey(record.token).toString("utf8");
     return url.toString().replace(/\/$/, "");
   }
 
-  #egressGrant(devboxId: string, token: string): EgressGrant | undefined {
-    const record = this.#authenticate(devboxId, `Bearer ${token}`);
-    if (record?.state !== "active") return undefined;
+  #egressGrant(devboxId: string, key: string): EgressGrant | undefined {
+    const record = this.#devboxes.get(devboxId);
+    const provided = Buffer.from(key, "utf8");
+    const expected = egressKey(record?.token ?? DUMMY_TOKEN);
+    const equal = provided.length === expected.length && timingSafeEqual(provided, expected);
+    if (!equal || record?.state !== "active") return undefined;
     const allowed =
       this.#egress.get(devboxId) ?? allowedHosts(undefined, this.#options.egress?.repositoryHost);
     return { allowed };
@@ -458,4 +465,9 @@ export class DevBoxHub {
     const equal = provided.length === expected.length && timingSafeEqual(provided, expected);
     return equal ? record : undefined;
   }
+}
+
+/** A DevBox's egress key: derived from its token, from which it cannot be turned back. */
+function egressKey(token: Buffer): Buffer {
+  return Buffer.from(createHmac("sha256", token).update("egress").digest("base64url"), "utf8");
 }

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync, writeSync } from "node:fs";
 import { mkdir, open, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join, sep } from "node:path";
@@ -13,6 +13,9 @@ import { AGENT_ENV } from "../protocol.js";
 import { defaultCliPath } from "./cli-path.js";
 import { withoutCredentials } from "./repository-url.js";
 import { hubGitAuthEnv } from "../hub/git/git-auth.js";
+import { launchAgent } from "./launch.js";
+import type { HubRelay } from "./hub-relay.js";
+import { chooseIsolation, devboxUid, UNSAFE_ENV, type Isolation } from "./sandbox.js";
 
 /** How a {@link LocalExecutor} is set up. */
 export interface LocalExecutorOptions {
@@ -40,6 +43,8 @@ export interface LocalDevBoxPaths {
   logFile: string;
   /** TMPDIR of the agent and its commands: private, outside the checkout, removed by `stop`. */
   tmp: string;
+  /** HOME of a sandboxed agent and its commands. */
+  home: string;
 }
 
 const DEVBOX_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -47,7 +52,8 @@ const PASSED_ON = ["PATH", "HOME", "LANG"] as const;
 
 /**
  * Runs each DevBox as a child process (`clustercode devbox`) in a fresh clone under the state
- * directory, with a minimal environment. The child leads its own process group and its pid is
+ * directory, with a minimal environment, inside a bubblewrap sandbox (see `sandbox.ts`) unless
+ * `CLUSTERCODE_UNSAFE_LOCAL_DEVBOX=1`. The child leads its own process group and its pid is
  * kept in a file, so a later process can reap DevBoxes a crashed one left behind.
  */
 export class LocalExecutor implements DevBoxExecutor {
@@ -56,6 +62,8 @@ export class LocalExecutor implements DevBoxExecutor {
   readonly #cliPath: string;
   readonly #children = new Map<string, ChildProcess>();
   readonly #starting = new SingleFlight();
+  readonly #relays = new Map<string, HubRelay>();
+  #isolation: Isolation | undefined;
 
   constructor(options: LocalExecutorOptions) {
     this.#options = options;
@@ -74,6 +82,7 @@ export class LocalExecutor implements DevBoxExecutor {
       pidFile: join(dir, "pid"),
       logFile: join(dir, "agent.log"),
       tmp: join(dir, "tmp"),
+      home: join(dir, "home"),
     };
     return { dir, checkout, ...files };
   }
@@ -89,31 +98,26 @@ export class LocalExecutor implements DevBoxExecutor {
     if (child !== undefined && child.exitCode === null && child.signalCode === null) return;
     if ((await this.#livePid(request.devboxId)) !== undefined) return;
 
+    const isolation = this.isolation();
     await mkdir(paths.dir, { recursive: true });
     await mkdir(paths.tmp, { recursive: true, mode: 0o700 });
     if (!existsSync(join(paths.checkout, ".git"))) await this.#clone(request, paths);
     const log = await open(paths.logFile, "a", 0o600);
     try {
-      const spawned = spawn(
-        process.execPath,
-        [this.#cliPath, "devbox", "--api", request.apiUrl, "--devbox", request.devboxId],
-        {
-          cwd: paths.checkout,
-          env: { ...this.#agentEnv(request, log), TMPDIR: paths.tmp },
-          detached: true,
-          stdio: ["ignore", log.fd, log.fd],
-        },
-      );
-      await new Promise<void>((resolve, reject) => {
-        spawned.once("spawn", resolve);
-        spawned.once("error", (error) =>
-          reject(
-            new DevBoxError("spawn-failed", `cannot start the DevBox agent: ${error.message}`, {
-              cause: error,
-            }),
-          ),
-        );
+      const { child: spawned, relay } = await launchAgent({
+        isolation,
+        devboxId: request.devboxId,
+        apiUrl: request.apiUrl,
+        token: request.token,
+        ...paths,
+        repository: request.repository,
+        cliPath: this.#cliPath,
+        ...(request.egressProxy === undefined ? {} : { egressProxy: request.egressProxy }),
+        env: this.#agentEnv(request, log),
+        ...(process.getuid?.() === 0 ? { uid: devboxUid(request.devboxId) } : {}),
+        logFd: log.fd,
       });
+      if (relay !== undefined) this.#relays.set(request.devboxId, relay);
       const pid = spawned.pid as number;
       this.#children.set(request.devboxId, spawned);
       spawned.once("exit", () => {
@@ -143,9 +147,22 @@ export class LocalExecutor implements DevBoxExecutor {
       }
     }
     this.#children.delete(devboxId);
-    await this.#killLeftoverCommand(paths);
+    await this.#relays.get(devboxId)?.close();
+    this.#relays.delete(devboxId);
+    // A sandboxed agent's commands die with its PID namespace, and the pid its journal holds is
+    // one of that namespace, not of this host.
+    if (this.#env[UNSAFE_ENV] === "1") await this.#killLeftoverCommand(paths);
     await rm(paths.pidFile, { force: true });
     await rm(paths.tmp, { recursive: true, force: true });
+  }
+
+  /**
+   * How DevBoxes are isolated here (bubblewrap, or none when `CLUSTERCODE_UNSAFE_LOCAL_DEVBOX=1`);
+   * throws a `sandbox-unavailable` DevBoxError that says what is missing.
+   */
+  isolation(): Isolation {
+    this.#isolation ??= chooseIsolation(this.#env, process.getuid?.() === 0);
+    return this.#isolation;
   }
 
   /** Stops every DevBox this executor started. */
@@ -233,7 +250,6 @@ export class LocalExecutor implements DevBoxExecutor {
       ...(this.#runsAsRoot() ? { IS_SANDBOX: "1" } : {}),
       ...request.env,
       ...request.providerEnv,
-      [AGENT_ENV.token]: request.token,
       [AGENT_ENV.runId]: request.runId,
       [AGENT_ENV.branch]: request.spec.branch,
       [AGENT_ENV.baseBranch]: request.spec.baseBranch,

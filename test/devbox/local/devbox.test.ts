@@ -44,6 +44,9 @@ class World {
       graceMs: 2000,
       env: {
         ...process.env,
+        // These tests watch the agent's and its commands' pids from the host, which a sandbox
+        // hides (its own PID namespace); the walls are tested in test/security/.
+        CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: "1",
         CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200",
         CLUSTERCODE_DEVBOX_LAPSE_MS: "1500",
         FAKE_SECRET: "s3cret",
@@ -130,6 +133,7 @@ describe("local DevBox", () => {
       devboxId: "run7-box1",
       ok: true,
       sha: git(source, "rev-parse", "main"),
+      isolation: "none (CLUSTERCODE_UNSAFE_LOCAL_DEVBOX=1)",
     });
     expect(existsSync(join(checkout, ".git", "setup-ran"))).toBe(true);
 
@@ -233,7 +237,12 @@ console.log(JSON.stringify({ type: "result", usage: { cost_usd: 0.42, input_toke
         stateDir: world.stateDir,
         graceMs: 2000,
         uid,
-        env: { ...process.env, CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200", IS_SANDBOX: "" },
+        env: {
+          ...process.env,
+          CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200",
+          IS_SANDBOX: "",
+          CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: "1",
+        },
       });
       try {
         await world.start(`sandbox-${uid}`, {}, executor);

@@ -111,6 +111,10 @@ export async function startTestApp(
         PATH: process.env.PATH,
         HOME: process.env.HOME,
         CLUSTERCODE_DEVBOX_LAPSE_MS: "30000",
+        // DevBoxes push to a local bare repository the test (root, in CI) owns, which a DevBox's
+        // own uid cannot write: unsandboxed until git goes through the hub. The walls are
+        // tested in test/security/devbox-walls.test.ts.
+        CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: "1",
         ...options.env,
       },
       log: {

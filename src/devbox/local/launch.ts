@@ -1,0 +1,142 @@
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { DevBoxError } from "../errors.js";
+import { COMMAND_SANDBOX_ENV } from "../agent/command-sandbox.js";
+import { AGENT_ENV } from "../protocol.js";
+import { HubRelay } from "./hub-relay.js";
+import { HUB_SOCKET_IN_SANDBOX, sandboxedAgent, type Isolation } from "./sandbox.js";
+
+const run = promisify(execFile);
+
+/** What starting one local agent takes. */
+export interface LaunchRequest {
+  isolation: Isolation;
+  devboxId: string;
+  apiUrl: string;
+  /** Handed to the agent on its stdin, never in argv, environment or files. */
+  token: string;
+  /** The DevBox's directory, its checkout (the agent's cwd), TMPDIR and HOME. */
+  dir: string;
+  checkout: string;
+  tmp: string;
+  home: string;
+  /** The clone source, bound into the sandbox when it is a local path. */
+  repository: string;
+  cliPath: string;
+  /** The hub's egress proxy with the DevBox's egress key, for commands' `HTTPS_PROXY`. */
+  egressProxy?: string;
+  /** The agent's environment, without the token. */
+  env: Record<string, string>;
+  /** Set when the app runs as root: the DevBox's own uid and gid. */
+  uid?: number;
+  /** The log file's descriptor, the agent's stdout and stderr. */
+  logFd: number;
+}
+
+/** A started agent and the relay that is its only way to the hub (none without isolation). */
+export interface Launched {
+  child: ChildProcess;
+  relay?: HubRelay;
+}
+
+/** Starts the agent, sandboxed unless the isolation is none, and writes it its token. */
+export async function launchAgent(request: LaunchRequest): Promise<Launched> {
+  await mkdir(request.home, { recursive: true, mode: 0o700 });
+  const command = [
+    process.execPath,
+    request.cliPath,
+    "devbox",
+    "--api",
+    request.apiUrl,
+    "--devbox",
+    request.devboxId,
+    "--token-stdin",
+  ];
+  const env: Record<string, string> = {
+    ...request.env,
+    TMPDIR: request.tmp,
+    [AGENT_ENV.isolation]: request.isolation.label,
+  };
+  if (request.isolation.kind === "none") {
+    const [file = "", ...args] = command;
+    return { child: await spawnAgent(file, args, env, request) };
+  }
+  if (isLocalPath(request.repository)) {
+    // The source is bound in, owned by the app's user, not the DevBox's: git must trust it.
+    const config = `[safe]\n\tdirectory = ${request.repository}\n\tdirectory = ${request.repository}/.git\n`;
+    await writeFile(join(request.home, ".gitconfig"), config, { mode: 0o600 });
+  }
+  if (request.uid !== undefined) {
+    const owner = `${request.uid}:${request.uid}`;
+    await run("chown", ["-R", owner, request.checkout, request.tmp, request.home]);
+  }
+  const relay = await HubRelay.open(join(request.dir, "hub.sock"), request.apiUrl, request.uid);
+  try {
+    const port = new URL(request.apiUrl).port || "80";
+    const proxy = request.egressProxy ?? `http://127.0.0.1:${port}`;
+    const { file, args } = sandboxedAgent(
+      {
+        bwrap: request.isolation.bwrap,
+        devboxDir: request.dir,
+        hubSocket: relay.path,
+        ...(isLocalPath(request.repository) ? { localSource: request.repository } : {}),
+        cliPath: request.cliPath,
+        path: env.PATH ?? "",
+        ...(request.uid === undefined ? {} : { uid: request.uid }),
+        env: {
+          ...env,
+          HOME: request.home,
+          [AGENT_ENV.hubSocket]: HUB_SOCKET_IN_SANDBOX,
+          [COMMAND_SANDBOX_ENV]: "bwrap",
+          // The only way out of the DevBox's network is the agent's gateway to the hub.
+          HTTP_PROXY: proxy,
+          HTTPS_PROXY: proxy,
+          http_proxy: proxy,
+          https_proxy: proxy,
+          NO_PROXY: "127.0.0.1,localhost",
+          no_proxy: "127.0.0.1,localhost",
+        },
+        cwd: request.checkout,
+      },
+      command,
+    );
+    return { child: await spawnAgent(file, args, {}, request), relay };
+  } catch (error) {
+    await relay.close();
+    throw error;
+  }
+}
+
+async function spawnAgent(
+  file: string,
+  args: string[],
+  env: Record<string, string>,
+  request: LaunchRequest,
+): Promise<ChildProcess> {
+  const spawned = spawn(file, args, {
+    cwd: request.checkout,
+    env,
+    detached: true,
+    stdio: ["pipe", request.logFd, request.logFd],
+  });
+  await new Promise<void>((resolve, reject) => {
+    spawned.once("spawn", resolve);
+    spawned.once("error", (error) =>
+      reject(
+        new DevBoxError("spawn-failed", `cannot start the DevBox agent: ${error.message}`, {
+          cause: error,
+        }),
+      ),
+    );
+  });
+  // The agent reads its token from stdin; a write to an agent that died at once is no matter.
+  spawned.stdin?.on("error", () => {});
+  spawned.stdin?.end(`${request.token}\n`);
+  return spawned;
+}
+
+function isLocalPath(repository: string): boolean {
+  return !/^[a-z][a-z0-9+.-]*:\/\//i.test(repository) && !/^[^/]+@[^/]+:/.test(repository);
+}
