@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -13,7 +13,10 @@ function stubs(dir: string): void {
     chmodSync(join(dir, name), 0o755);
   };
   stub("curl", `echo '{"token":"ghs_fresh","expiresAt":"2030-01-01T00:00:00Z"}'`);
-  stub("git", `echo "git $*" >> "$STUB_LOG"; if [[ $1 == clone ]]; then mkdir -p "\${@: -1}"; fi`);
+  stub(
+    "git",
+    `echo "git $* header=\${GIT_CONFIG_VALUE_0:-none}" >> "$STUB_LOG"; if [[ $1 == clone ]]; then mkdir -p "\${@: -1}"; fi`,
+  );
   stub(
     "clustercode",
     `echo "clustercode $* stdin=$(cat) env=\${CLUSTERCODE_DEVBOX_TOKEN:-unset}" >> "$STUB_LOG"`,
@@ -53,30 +56,21 @@ describe("the DevBox entrypoint", () => {
   const dirs: string[] = [];
   afterEach(() => dirs.splice(0).forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
-  for (const [what, repository, line] of [
-    [
-      "github.com",
-      "https://github.com/acme/app.git",
-      "https://x-access-token:ghs_fresh@github.com",
-    ],
-    [
-      "a GitHub Enterprise Server over plain http",
-      "http://127.0.0.1:8123/acme/app.git",
-      "http://x-access-token:ghs_fresh@127.0.0.1:8123",
-    ],
-  ] as const) {
-    it(`keeps the token in git's credential store for ${what}`, async () => {
-      const home = mkdtempSync(join(tmpdir(), "cc-entry-"));
-      const bin = mkdtempSync(join(tmpdir(), "cc-entry-bin-"));
-      dirs.push(home, bin);
-      stubs(bin);
-      expect(await runEntrypoint(home, bin, repository)).toBe(0);
-      expect(readFileSync(join(home, ".git-credentials"), "utf8")).toBe(`${line}\n`);
-      const log = readFileSync(join(home, "log"), "utf8");
-      expect(log).toContain(`git clone --quiet -- ${repository} ${join(home, "workspace")}`);
-      expect(log).toContain(
-        "clustercode devbox --api http://127.0.0.1:9/ --devbox r1:d1 --token-stdin stdin=hub-token env=unset",
-      );
-    });
-  }
+  it("clones through the hub with the DevBox's token in git's environment only, and hands the agent its token on stdin", async () => {
+    const home = mkdtempSync(join(tmpdir(), "cc-entry-"));
+    const bin = mkdtempSync(join(tmpdir(), "cc-entry-bin-"));
+    dirs.push(home, bin);
+    stubs(bin);
+    const repository = "http://10.0.0.5:8080/internal/devboxes/r1%3Ad1/git/acme/app.git";
+    expect(await runEntrypoint(home, bin, repository)).toBe(0);
+    // No credential is written anywhere a command could read it.
+    expect(existsSync(join(home, ".git-credentials"))).toBe(false);
+    const log = readFileSync(join(home, "log"), "utf8");
+    expect(log).toContain(
+      `git clone --quiet -- ${repository} ${join(home, "workspace")} header=Authorization: Bearer hub-token`,
+    );
+    expect(log).toContain(
+      "clustercode devbox --api http://127.0.0.1:9/ --devbox r1:d1 --token-stdin stdin=hub-token env=unset",
+    );
+  });
 });

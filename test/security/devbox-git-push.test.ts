@@ -16,8 +16,9 @@ import { LocalExecutor } from "../../src/devbox/local/executor.js";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "clustercode-git-push-")));
 afterAll(() => rm(root, { recursive: true, force: true }));
+// The DevBox's checkout belongs to its own uid when the tests run as root: trust it here.
 const git = (cwd: string, ...args: string[]) =>
-  execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
+  execFileSync("git", ["-c", "safe.directory=*", ...args], { cwd, encoding: "utf8" }).trim();
 
 const RUN_BRANCH = "clustercode/9-run9";
 const SECRET = "run9-secret-value-0123456789";
