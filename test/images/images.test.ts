@@ -42,13 +42,21 @@ describe("Dockerfiles", () => {
     expect(problems).toEqual([]);
   });
 
-  it.each(DOCKERFILES)("%s is multi-stage and ships as a non-root user", (path) => {
+  it.each(DOCKERFILES)("%s is multi-stage and runs untrusted code as a non-root user", (path) => {
     const froms = DockerfileParser.parse(read(path)).getFROMs();
     expect(froms.length).toBeGreaterThanOrEqual(2);
     expect(froms[0]?.getBuildStage()).toBe("build");
     const users = find(finalStage(path), "USER");
     expect(users).toHaveLength(1);
-    expect(argsOf(users[0])[0]).not.toMatch(/^(root|0)(:|$)/);
+    if (path === "Dockerfile") expect(argsOf(users[0])[0]).not.toMatch(/^(root|0)(:|$)/);
+    else {
+      // The DevBox agent is root so that the commands, run as `runner`, cannot reach it.
+      const runs = find(finalStage(path), "RUN").map((r) => argsOf(r).join(" "));
+      expect(runs.some((run) => /useradd .*\brunner$/.test(run))).toBe(true);
+      expect(read("images/devbox/entrypoint.sh")).toContain(
+        "CLUSTERCODE_COMMAND_SANDBOX=setpriv:runner",
+      );
+    }
     // Dependencies are installed with the lifecycle scripts off (`prepare` runs tsc).
     for (const run of find(finalStage(path), "RUN").map((r) => argsOf(r).join(" "))) {
       if (run.includes("npm ci")) expect(run).toMatch(/npm ci --omit=dev --ignore-scripts/);
