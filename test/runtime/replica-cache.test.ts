@@ -1,9 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { Effect, RunEvent } from "../../src/engine/model.js";
-import type { EffectPerformer } from "../../src/runtime/effects.js";
-import { Runtime } from "../../src/runtime/runtime.js";
 import { definitionOf, workflowOf } from "../engine/harness.js";
 import { useTestDynamo } from "../store/dynalite-fixture.js";
+import { openRuntime } from "./instant-world.js";
 
 const dynamo = useTestDynamo();
 
@@ -19,36 +17,11 @@ edges:
   - { from: design, to: ship, label: approved }
 `);
 
-/** Answers a DevBox claim and every command at once, as a replica's DevBoxes would. */
-class Replica implements EffectPerformer {
-  runtime!: Runtime;
-  perform(runId: string, effect: Effect): Promise<unknown> {
-    const at = Date.now();
-    const later = (event: RunEvent) =>
-      queueMicrotask(() => void this.runtime.deliver(runId, event).catch(() => {}));
-    if (effect.type === "devbox.claim")
-      later({ type: "devbox.ready", devboxId: effect.devboxId, ok: true, at });
-    if (effect.type === "command.dispatch") {
-      const result = {
-        commandId: effect.request.commandId,
-        exitCode: 0,
-        output: "",
-        durationMs: 1,
-      };
-      later({ type: "command.finished", devboxId: effect.devboxId, result, at });
-    }
-    return Promise.resolve({});
-  }
-}
-
 describe("replicas over one store", () => {
   it("applies an event its cached copy would refuse when the store's version accepts it", async () => {
     const store = await dynamo.newStore();
-    const replicas = [new Replica(), new Replica()];
-    const [first, second] = replicas.map((replica) => {
-      replica.runtime = new Runtime({ store, performer: replica, now: Date.now });
-      return replica.runtime;
-    }) as [Runtime, Runtime];
+    // Two replicas over one store, each answering its own DevBoxes at once.
+    const [first, second] = [openRuntime(store), openRuntime(store)];
     await first.start(definitionOf(workflow, { runId: "r1" }), { repo: "acme/app" });
     for (let i = 0; i < 200 && (await store.getRun("r1"))?.status !== "awaiting_input"; i++)
       await new Promise((resolve) => setTimeout(resolve, 10));

@@ -1,40 +1,14 @@
 import { describe, expect, it } from "vitest";
-import type { Effect, RunEvent } from "../../src/engine/model.js";
-import type { EffectPerformer } from "../../src/runtime/effects.js";
-import { Runtime } from "../../src/runtime/runtime.js";
 import { definitionOf, workflowOf } from "../engine/harness.js";
 import { useTestDynamo } from "../store/dynalite-fixture.js";
+import { openRuntime } from "./instant-world.js";
 
 const dynamo = useTestDynamo();
-
-/** Answers DevBox effects at once, through the runtime. */
-class InstantWorld implements EffectPerformer {
-  runtime!: Runtime;
-  perform(runId: string, effect: Effect): Promise<unknown> {
-    const at = Date.now();
-    const later = (event: RunEvent) =>
-      queueMicrotask(() => void this.runtime.deliver(runId, event).catch(() => {}));
-    if (effect.type === "devbox.claim")
-      later({ type: "devbox.ready", devboxId: effect.devboxId, ok: true, at });
-    if (effect.type === "command.dispatch") {
-      const result = {
-        commandId: effect.request.commandId,
-        exitCode: 0,
-        output: "",
-        durationMs: 1,
-      };
-      later({ type: "command.finished", devboxId: effect.devboxId, result, at });
-    }
-    return Promise.resolve({ done: effect.seq });
-  }
-}
 
 describe("a refused rework through the runtime", () => {
   it("is answered refused with the reason, and its rework.refused evidence is stored", async () => {
     const store = await dynamo.newStore();
-    const world = new InstantWorld();
-    const runtime = new Runtime({ store, performer: world, now: Date.now });
-    world.runtime = runtime;
+    const runtime = openRuntime(store);
     const workflow = workflowOf(`version: 1
 name: one
 on: { label: go }

@@ -1,10 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { Effect, RunEvent } from "../../src/engine/model.js";
-import type { EffectPerformer } from "../../src/runtime/effects.js";
-import { Runtime } from "../../src/runtime/runtime.js";
-import type { Store } from "../../src/store/store.js";
 import { definitionOf, workflowOf } from "../engine/harness.js";
 import { useTestDynamo } from "../store/dynalite-fixture.js";
+import { InstantWorld, openRuntime } from "./instant-world.js";
 
 const dynamo = useTestDynamo();
 
@@ -22,41 +20,7 @@ edges:
   - { from: ok, to: c, label: approved }
 `);
 
-/**
- * A world that answers DevBox effects at once, through the runtime, counting what it did.
- * `crashAt` throws (a crash) when performing that many effects.
- */
-class InstantWorld implements EffectPerformer {
-  runtime!: Runtime;
-  performed: Effect[] = [];
-  crashAt = Infinity;
-
-  perform(runId: string, effect: Effect): Promise<unknown> {
-    if (this.performed.length + 1 >= this.crashAt) return Promise.reject(new Error("crash"));
-    this.performed.push(effect);
-    const at = Date.now();
-    const later = (event: RunEvent) =>
-      queueMicrotask(() => void this.runtime.deliver(runId, event).catch(() => {}));
-    if (effect.type === "devbox.claim")
-      later({ type: "devbox.ready", devboxId: effect.devboxId, ok: true, at });
-    if (effect.type === "command.dispatch") {
-      const result = {
-        commandId: effect.request.commandId,
-        exitCode: 0,
-        output: "",
-        durationMs: 1,
-      };
-      later({ type: "command.finished", devboxId: effect.devboxId, result, at });
-    }
-    return Promise.resolve({ done: effect.seq });
-  }
-}
-
-function open(store: Store, world: InstantWorld): Runtime {
-  const runtime = new Runtime({ store, performer: world, now: Date.now });
-  world.runtime = runtime;
-  return runtime;
-}
+const open = openRuntime;
 
 async function waitFor(check: () => Promise<boolean>): Promise<void> {
   for (let i = 0; i < 200; i++) {
