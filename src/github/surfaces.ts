@@ -32,7 +32,7 @@ const SETTLED = new Set(["awaiting_input", "succeeded", "failed", "cancelled", "
 const SYNC_ATTEMPTS = 5;
 
 /** How long a replica may hold a run's surfaces (released when its sync ends). */
-const SURFACE_LEASE_MS = 60_000;
+const SURFACE_LEASE_MS = 15_000;
 /** How many times a sync waits for another replica's sync of the run before giving up. */
 const BUSY_ATTEMPTS = 20;
 
@@ -300,12 +300,20 @@ export class Surfaces {
     if (pull === undefined || !SETTLED.has(state.status)) return;
     const key = `${state.status}|${state.visits.length}|${state.lastSha ?? ""}`;
     if (memo.pullBody !== key) {
+      // The diffstat is a courtesy: when GitHub cannot compare (an outage, a diff too large),
+      // the body goes without it, the status comment is not held up, and a later sync tries again.
       const diffstat =
         state.lastSha === undefined
           ? undefined
-          : await diffstatOf(gh, repo, definition.baseBranch, state.lastSha);
-      await editPullBody(gh, repo, pull.number, renderPullBody(definition, state, issue, diffstat));
-      memo.pullBody = key;
+          : await diffstatOf(gh, repo, definition.baseBranch, state.lastSha).catch(
+              (error: unknown) => {
+                this.deps.onError(error, state.runId);
+                return null;
+              },
+            );
+      const body = renderPullBody(definition, state, issue, diffstat ?? undefined);
+      await editPullBody(gh, repo, pull.number, body);
+      if (diffstat !== null) memo.pullBody = key;
     }
     if (state.status === "succeeded" && memo.ready !== true && this.deps.pullReady !== "never") {
       await markReadyForReview(gh, repo, pull);

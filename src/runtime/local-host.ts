@@ -69,6 +69,7 @@ export class LocalHost {
     private readonly host: Host,
     private readonly watch: SettleWatch,
     private readonly closers: (() => Promise<void>)[],
+    private readonly holder: StateDirHolder,
   ) {}
 
   /** The store of the state directory. */
@@ -118,11 +119,13 @@ export class LocalHost {
       () => Promise.resolve(holder.release()),
       () => opened.close(),
     ];
-    return new LocalHost(host, watch, closers);
+    return new LocalHost(host, watch, closers, holder);
   }
 
   /** Creates a run and starts it when admission allows; else it waits in its queue. */
   async start(definition: RunDefinition, meta: { repo: string }): Promise<RunSnapshot> {
+    // Named in the holder note before it starts: `log --follow` finds it driven at once.
+    await this.holder.drives(definition.runId);
     return this.host.start(definition, meta).catch((error: unknown) => {
       this.watch.fail(error);
       throw error;
@@ -136,6 +139,7 @@ export class LocalHost {
 
   /** Picks up a run after its process stopped (see {@link Host.resume}). */
   async resume(runId: string): Promise<RunSnapshot | undefined> {
+    await this.holder.drives(runId);
     return this.host.resume(runId, "its runtime process stopped").catch((error: unknown) => {
       this.watch.fail(error);
       throw error;

@@ -68,6 +68,7 @@ export class LoopbackApp {
     const host = await server.listen();
     const github = (box.github = new FakeGitHub(`http://${host}/api/v3`));
     github.setFile("main", ".clustercode/workflow.yml", workflow);
+    github.remote = remote;
     server.repositories.set(`${OWNER}/${REPO}`, remote);
     const env = appEnv(join(dir, "state"), host, {
       PORT: String(await freePort()),

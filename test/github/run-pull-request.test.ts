@@ -96,4 +96,19 @@ describe("the run's pull request after a prototype race", () => {
     expect(app.github.problems).toEqual([]);
     expect(app.errors).toEqual([]);
   }, 60_000);
+
+  it("still shows the run waiting when GitHub cannot compare its branch for the body's diffstat", async () => {
+    // Every compare fails (an outage, or a diff too large for GitHub to compare).
+    app.github.faultOf = (method, path) =>
+      method === "GET" && path.includes("/compare/") ? { status: 502 } : undefined;
+    await app.deliver("issues", labeled());
+    const { state } = await app.waitForStatus("awaiting_input", 30_000);
+    await app.host.idle();
+    const status = app.github.comments.find((c) => c.body.includes(state.runId));
+    expect(status?.body).toMatch(/awaiting input/i);
+    const pull = app.github.pulls[0];
+    expect(pull?.body).toContain("| 1 | prototype | succeeded |");
+    expect(pull?.body).not.toContain("`WINNER` +1");
+    expect(app.errors.join("\n")).toMatch(/compare/);
+  }, 60_000);
 });

@@ -54,6 +54,8 @@ describe("timer pump", () => {
       new TimerPump({ store, runtime, now }).tick(),
       new TimerPump({ store, runtime: other, now }).tick(),
     ]);
+    // Evidence is written just after each transition: wait for it before reading.
+    await Promise.all([runtime.idle(), other.idle()]);
     const run = await store.getRun("t1");
     expect(run?.status).toBe("failed");
     const kinds = (await store.listEvidence("t1")).map(
