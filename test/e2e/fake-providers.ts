@@ -9,6 +9,17 @@ export interface ProviderRequest {
   body: Record<string, unknown> | undefined;
 }
 
+/** One content block a scripted Anthropic reply holds: text, or a tool call. */
+export type ScriptedBlock =
+  | { type: "text"; text: string }
+  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> };
+
+/**
+ * A scripted model: given a Messages API request body, the content of the reply, or undefined
+ * for the fakes' default one-sentence answer. A reply with a tool call stops for `tool_use`.
+ */
+export type AnthropicScript = (body: Record<string, unknown>) => ScriptedBlock[] | undefined;
+
 /** What the fakes answer with: the token counts of every reply. */
 export const FAKE_USAGE = { input: 1200, cached: 200, output: 30 } as const;
 
@@ -21,6 +32,9 @@ export const FAKE_USAGE = { input: 1200, cached: 200, output: 30 } as const;
 export class FakeProviders {
   readonly requests: ProviderRequest[] = [];
   readonly #server = createServer((req, res) => this.#handle(req, res));
+
+  /** `script` answers the Messages API's calls in place of the default answer. */
+  constructor(private readonly script?: AnthropicScript) {}
 
   /** Starts listening on 127.0.0.1 and returns the base URL. */
   async listen(): Promise<string> {
@@ -47,7 +61,8 @@ export class FakeProviders {
       const path = new URL(req.url ?? "/", "http://fake").pathname;
       const body = text === "" ? undefined : (JSON.parse(text) as Record<string, unknown>);
       this.requests.push({ method: req.method ?? "", path, headers: req.headers, body });
-      if (req.method === "POST" && path === "/v1/messages") return anthropic(res, body ?? {});
+      if (req.method === "POST" && path === "/v1/messages")
+        return anthropic(res, body ?? {}, this.script);
       if (req.method === "POST" && path === "/v1/responses") return responses(res, body ?? {});
       res.writeHead(404, { "content-type": "application/json" });
       res.end(JSON.stringify({ error: { type: "not_found_error", message: `no ${path} here` } }));
@@ -66,7 +81,11 @@ function sse(res: ServerResponse, events: Events): void {
 
 const ANSWER = "Done: nothing needed changing.";
 
-function anthropic(res: ServerResponse, body: Record<string, unknown>): void {
+function anthropic(
+  res: ServerResponse,
+  body: Record<string, unknown>,
+  script?: AnthropicScript,
+): void {
   const usage = {
     input_tokens: FAKE_USAGE.input - FAKE_USAGE.cached,
     cache_read_input_tokens: FAKE_USAGE.cached,
@@ -83,28 +102,43 @@ function anthropic(res: ServerResponse, body: Record<string, unknown>): void {
     stop_sequence: null,
     usage: { ...usage, output_tokens: 1 },
   };
+  const content: ScriptedBlock[] = script?.(body) ?? [{ type: "text", text: ANSWER }];
+  const stop_reason = content.some((block) => block.type === "tool_use") ? "tool_use" : "end_turn";
   if (body.stream !== true) {
     res.writeHead(200, { "content-type": "application/json" });
-    const content = [{ type: "text", text: ANSWER }];
-    res.end(JSON.stringify({ ...message, content, stop_reason: "end_turn", usage }));
+    res.end(JSON.stringify({ ...message, content, stop_reason, usage }));
     return;
   }
   sse(res, [
     ["message_start", { type: "message_start", message }],
-    [
-      "content_block_start",
-      { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
-    ],
-    [
-      "content_block_delta",
-      { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: ANSWER } },
-    ],
-    ["content_block_stop", { type: "content_block_stop", index: 0 }],
+    ...content.flatMap((block, index): Events => [
+      [
+        "content_block_start",
+        {
+          type: "content_block_start",
+          index,
+          content_block:
+            block.type === "text" ? { type: "text", text: "" } : { ...block, input: {} },
+        },
+      ],
+      [
+        "content_block_delta",
+        {
+          type: "content_block_delta",
+          index,
+          delta:
+            block.type === "text"
+              ? { type: "text_delta", text: block.text }
+              : { type: "input_json_delta", partial_json: JSON.stringify(block.input) },
+        },
+      ],
+      ["content_block_stop", { type: "content_block_stop", index }],
+    ]),
     [
       "message_delta",
       {
         type: "message_delta",
-        delta: { stop_reason: "end_turn", stop_sequence: null },
+        delta: { stop_reason, stop_sequence: null },
         usage: { output_tokens: FAKE_USAGE.output },
       },
     ],
