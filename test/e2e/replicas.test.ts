@@ -41,6 +41,8 @@ describe("two app replicas over one DynamoDB endpoint", () => {
     );
     expect(approvals.filter((answer) => answer.applied === true)).toHaveLength(runs.length);
     expect(await b.ask({ op: "wait", runs, status: "succeeded" })).toMatchObject({ ok: true });
+    // Whichever replica finished a run writes its evidence just after: wait for both.
+    await Promise.all([a.ask({ op: "idle" }), b.ask({ op: "idle" })]);
     await expectOnce(store, runs);
     await Promise.all([a.stop(), b.stop()]);
   }, 120_000);
@@ -61,6 +63,7 @@ describe("two app replicas over one DynamoDB endpoint", () => {
     expect(await b.ask({ op: "wait", runs, status: "awaiting_input" })).toMatchObject({ ok: true });
     await Promise.all(runs.map((run) => b.ask({ op: "approve", run })));
     expect(await b.ask({ op: "wait", runs, status: "succeeded" })).toMatchObject({ ok: true });
+    await b.ask({ op: "idle" });
     await expectOnce(store, runs);
     await b.stop();
   }, 120_000);

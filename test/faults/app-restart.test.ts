@@ -69,6 +69,7 @@ describe("an app replica SIGKILLed mid-work and started again", () => {
         expect(await third.ask({ op: "wait", runs: ids, status: "succeeded" })).toMatchObject({
           ok: true,
         });
+        await third.ask({ op: "idle" });
         expect(await onceEach(store, ids)).toEqual([]);
         expect(await checkInvariants({ store, runIds: ids })).toEqual([]);
         await third.stop();
@@ -100,6 +101,8 @@ describe("an app replica SIGKILLed mid-work and started again", () => {
       expect(await b.ask({ op: "wait", runs: ids, status: "succeeded" })).toMatchObject({
         ok: true,
       });
+      // Whichever replica finished a run writes its evidence just after: wait for both.
+      await Promise.all(alive.map((replica) => replica.ask({ op: "idle" })));
       expect(await onceEach(store, ids)).toEqual([]);
       expect(await checkInvariants({ store, runIds: ids })).toEqual([]);
       await Promise.all(alive.map((replica) => replica.stop()));
