@@ -13,6 +13,20 @@ export type CommandSandbox = (
   args: readonly string[],
 ) => { file: string; args: string[] };
 
+/**
+ * bwrap's arguments for a nested sandbox of the same files in a user and PID namespace of its
+ * own, with its own /proc: the processes outside it are not there to read or trace.
+ */
+export const OWN_PID_NAMESPACE = [
+  "--unshare-user",
+  "--unshare-pid",
+  "--dev-bind",
+  "/",
+  "/",
+  "--proc",
+  "/proc",
+] as const;
+
 /** The variable the executor sets to say how commands are sandboxed. */
 export const COMMAND_SANDBOX_ENV = "CLUSTERCODE_COMMAND_SANDBOX";
 
@@ -22,19 +36,7 @@ export function commandSandbox(kind: string | undefined): CommandSandbox | undef
   if (kind === "bwrap") {
     return (file, args) => ({
       file: "bwrap",
-      args: [
-        "--unshare-user",
-        "--unshare-pid",
-        "--die-with-parent",
-        "--dev-bind",
-        "/",
-        "/",
-        "--proc",
-        "/proc",
-        "--",
-        file,
-        ...args,
-      ],
+      args: [...OWN_PID_NAMESPACE, "--die-with-parent", "--", file, ...args],
     });
   }
   const user = /^setpriv:([a-z_][a-z0-9_-]{0,31})$/.exec(kind)?.[1];

@@ -11,6 +11,7 @@
  * `setpriv` alone hides nothing; we still use `setpriv` where the app is root, to drop to the
  * DevBox's own uid once bwrap (running as root) has built the root.
  */
+import { OWN_PID_NAMESPACE } from "../agent/command-sandbox.js";
 import { spawnSync } from "node:child_process";
 import { accessSync, constants, existsSync, realpathSync } from "node:fs";
 import { delimiter, dirname, join, resolve, sep } from "node:path";
@@ -195,13 +196,7 @@ export function sandboxedAgent(
       "--no-new-privs",
       "--",
       "bwrap",
-      "--unshare-user",
-      "--unshare-pid",
-      "--dev-bind",
-      "/",
-      "/",
-      "--proc",
-      "/proc",
+      ...OWN_PID_NAMESPACE,
       "--",
     );
   }
