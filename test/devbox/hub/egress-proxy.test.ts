@@ -110,6 +110,26 @@ describe("the hub's egress proxy", () => {
     expect(released.status).toBe("HTTP/1.1 407 Proxy Authentication Required");
   });
 
+  it("hands commands an egress key that is not the DevBox's token: it posts no result and opens no other DevBox's egress", async () => {
+    const { url, token } = await start(["npm"], toEcho);
+    const key = decodeURIComponent(url.password);
+    expect(key).not.toBe(token);
+    // An injected command reads the key from HTTPS_PROXY and tries it on the hub's API.
+    const forged = await fetch(`${hub?.url}/internal/devboxes/run1-d1/results`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ commandId: "c1", exitCode: 0, output: "", durationMs: 1 }),
+    });
+    expect(forged.status).toBe(401);
+    // Another DevBox of the hub: this key does not open its egress.
+    hub?.register({ devboxId: "run2-d1", runId: "run2" });
+    hub?.allowEgress("run2-d1", ["npm"]);
+    const other = await connectVia(url, "registry.npmjs.org:443", `run2-d1:${key}`);
+    expect(other.status).toBe("HTTP/1.1 407 Proxy Authentication Required");
+    const own = await connectVia(url, "registry.npmjs.org:443", `run1-d1:${key}`);
+    expect(own.status).toBe("HTTP/1.1 200 Connection Established");
+  });
+
   it("without a list, allows the registries and the repository's host only", async () => {
     const { url } = await start(undefined, toEcho);
     for (const host of ["registry.npmjs.org", "pypi.org", "github.com"]) {
