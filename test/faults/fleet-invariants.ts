@@ -4,8 +4,8 @@ import { decodeRun } from "../../src/runtime/run-repository.js";
 import type { Store, StoredRun } from "../../src/store/store.js";
 import type { Incarnation } from "./replica-fleet.js";
 
-/** Where a command of the fleet's workflow notes that it started: `<node> <epoch ms>` lines. */
-export const STARTS_FILE = "../command-starts";
+/** Where a command of the fleet's workflow notes that it started (`<node> <epoch ms>` lines, never committed). */
+export const STARTS_FILE = ".git/command-starts";
 
 /** One start of a command, as a DevBox's file says, on replica `replica`. */
 interface CommandStart {
@@ -142,8 +142,10 @@ export async function runProblems(
       problems.push(
         `run ${run.runId} still waits on ${state.awaiting?.kind ?? "?"} after /approve`,
       );
-    else if (!["awaiting_input", "succeeded", "failed"].includes(state.status))
-      problems.push(`run ${run.runId} is stuck ${state.status}`);
+    else if (!["awaiting_input", "succeeded"].includes(state.status))
+      problems.push(
+        `run ${run.runId} ended ${state.status}: ${JSON.stringify((await store.listEvidence(run.runId)).slice(-5).map((r) => r.entry))}`,
+      );
   }
   return problems;
 }

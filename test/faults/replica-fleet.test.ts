@@ -58,12 +58,19 @@ const SIZE = {
 /** How long a phase may take at most (a loaded machine is slow, not stuck). */
 const PHASE_MS = runs(180_000, 1_800_000);
 
-/** Polls `check` (bounded by {@link PHASE_MS}) until it finds no problem; returns the last. */
+/** A settle check's first line when waiting longer is no use. */
+const ENDED = "ended before its gate:";
+
+/** Polls `check` (bounded by {@link PHASE_MS}) until it finds no problem, or {@link ENDED}; returns the last. */
 async function settle(what: string, check: () => Promise<string[]>): Promise<string[]> {
   const deadline = Date.now() + PHASE_MS;
   for (;;) {
     const problems = await check();
-    if (problems.length === 0 || Date.now() > deadline) return problems;
+    if (problems.length === 0 || Date.now() > deadline || problems[0] === ENDED) {
+      if (process.env.FLEET_TRACE)
+        console.info(new Date().toISOString(), what, problems.slice(0, 3));
+      return problems;
+    }
     await sleep(250);
   }
 }
@@ -166,11 +173,17 @@ async function labelAndApprove(labelled: Delivery[], traffic: Traffic, store: St
       await traffic.deliver(delivery);
     }),
   );
-  await settle("every run at its gate", async () => {
+  const gate = await settle("every run at its gate", async () => {
     const all = await listRuns(store);
     const waiting = all.filter((run) => run.status === "awaiting_input").length;
+    const ended = all.filter(
+      (run) => !["queued", "running", "awaiting_input"].includes(run.status),
+    );
+    if (ended.length > 0)
+      return ["ended before its gate:", ...(await runProblems(store, ended, []))];
     return waiting === SIZE.runs ? [] : [`${waiting} of ${SIZE.runs} runs wait`];
   });
+  if (gate.length > 0) throw new Error(gate.join("\n"));
   await Promise.all(approvals(SIZE.runs).map((delivery) => traffic.deliver(delivery)));
 }
 
@@ -200,11 +213,10 @@ describe("three app replicas over one store, killed at random with their DevBoxe
         await labelAndApprove(labelled, traffic, opened.store);
         await chaos.stop();
         const lastKill = await killDuringLastNodes(fleet, chaos, opened.store);
-        await settle("runs quiet", async () =>
-          (await listRuns(opened.store))
-            .filter((run) => run.status === "running" || run.status === "queued")
-            .map((run) => run.runId),
-        );
+        await settle("runs quiet", async () => {
+          const all = await listRuns(opened.store);
+          return runProblems(opened.store, all, []);
+        });
         const problems = await fleetProblems(
           fleet,
           opened.store,
