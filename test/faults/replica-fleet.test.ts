@@ -131,7 +131,7 @@ async function killDuringLastNodes(fleet: ReplicaFleet, chaos: Chaos, store: Sto
       return true;
     }
     const all = await listRuns(store);
-    if (all.every((run) => run.status !== "running")) return false;
+    if ((await runProblems(store, all, [])).length === 0) return false;
     await sleep(50);
   }
   return false;
@@ -224,8 +224,14 @@ describe("three app replicas over one store, killed at random with their DevBoxe
         );
         await watch.stop();
         const latencies = [...watch.latency.values()];
+        const created = (await listRuns(opened.store)).map(
+          (run) =>
+            run.createdAt -
+            (traffic.sentAt.get(labelled[(run.issue ?? 0) - FIRST_ISSUE]?.id ?? "") ?? 0),
+        );
         console.info(
           `replica fleet (seed ${seed}): ${SIZE.runs} runs, ${chaos.kills} kills (last during the deploys: ${lastKill}), ` +
+            `label → run p50 ${percentile(created, 50)} ms, p99 ${percentile(created, 99)} ms; ` +
             `label → status comment p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms, max ${Math.max(...latencies)} ms, ` +
             `${Math.round((Date.now() - started) / 1000)} s`,
         );
