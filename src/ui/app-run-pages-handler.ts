@@ -1,5 +1,5 @@
-import type { Answers } from "../github/answers.js";
-import type { Installations } from "../github/installations.js";
+import type { Answers } from "../github/handlers/answers.js";
+import type { Installations } from "../github/client/installations.js";
 import type { Store } from "../store/store.js";
 import { AppRunPages } from "./app-run-pages.js";
 import { GitHubSignIn } from "./github-sign-in.js";

@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { decodeRun } from "../runtime/run-repository.js";
 import type { Store, StoredRun } from "../store/store.js";
-import type { Answers } from "../github/answers.js";
-import { GitHubAppError, isNotFound } from "../github/errors.js";
-import { splitFullName } from "../github/github.js";
-import type { Installations } from "../github/installations.js";
-import { hasReadAccess } from "../github/permissions.js";
+import type { Answers } from "../github/handlers/answers.js";
+import { GitHubAppError, isNotFound } from "../github/client/errors.js";
+import { splitFullName } from "../github/client/github.js";
+import type { Installations } from "../github/client/installations.js";
+import { hasReadAccess } from "../github/client/permissions.js";
 import type { RunLinks } from "./build-run-view.js";
 import { SIGN_OUT_PATH, type GitHubSignIn } from "./github-sign-in.js";
 import type { RunPagesConfig } from "./run-pages-config.js";

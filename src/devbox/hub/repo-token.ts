@@ -5,7 +5,7 @@
  */
 
 import { AppError } from "../../errors/app-error.js";
-import { toGitHubError } from "../../github/errors.js";
+import { toGitHubError } from "../../github/client/errors.js";
 
 /** A token the hub uses with git, and when GitHub expires it (ISO 8601). */
 export interface RepoToken {
