@@ -26,12 +26,17 @@ export function whole(min: number, max: number, unit = "") {
   };
 }
 
-/** A positive whole number of milliseconds. */
-export function milliseconds() {
+/** A positive whole number (an id, a count). */
+export function positiveWhole() {
   return {
     schema: z.string().regex(WHOLE).transform(Number).pipe(z.number().int().positive()),
-    expects: "a positive whole number of milliseconds",
+    expects: "a positive whole number",
   };
+}
+
+/** A positive whole number of milliseconds. */
+export function milliseconds() {
+  return { ...positiveWhole(), expects: "a positive whole number of milliseconds" };
 }
 
 /** A whole number of milliseconds, 0 included. */

@@ -1,4 +1,4 @@
-import { anyValue, text, whole } from "../kinds.js";
+import { anyValue, positiveWhole, text } from "../kinds.js";
 import { optional, type SettingGroup } from "../setting.js";
 
 /** Switches for people debugging and for the crash tests. */
@@ -10,7 +10,7 @@ export const diagnostics = {
       description: "Any value: the CLI prints the stack of an error it reports in one line.",
       readers: ["cli"],
     }),
-    faultAt: optional("CLUSTERCODE_FAULT_AT", whole(1, Number.MAX_SAFE_INTEGER), {
+    faultAt: optional("CLUSTERCODE_FAULT_AT", positiveWhole(), {
       description:
         "Tests only: kill the process with SIGKILL at the Nth effect boundary (saved, performed, recorded).",
       readers: ["app", "cli"],

@@ -1,4 +1,12 @@
-import { commaList, gapMilliseconds, milliseconds, oneOf, text, whole } from "../kinds.js";
+import {
+  commaList,
+  gapMilliseconds,
+  milliseconds,
+  oneOf,
+  positiveWhole,
+  text,
+  whole,
+} from "../kinds.js";
 import { optional, withDefault, type SettingGroup } from "../setting.js";
 
 const APP = ["app"] as const;
@@ -9,7 +17,7 @@ export const githubApp = {
   about:
     "Probot reads its own variables (`APP_ID`, `PRIVATE_KEY`, `LOG_LEVEL`, …) as well; they are decoded here too, so that a bad value stops the app at start. Without `APP_ID` (in the environment or `.env`) `npm start` serves the setup page.",
   settings: {
-    appId: optional("APP_ID", whole(1, Number.MAX_SAFE_INTEGER), {
+    appId: optional("APP_ID", positiveWhole(), {
       description: "The app's id. Unset outside production: the setup page registers the app.",
       readers: APP,
     }),
