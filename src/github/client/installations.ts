@@ -1,4 +1,5 @@
-import { createRepoToken, RepoTokens, type RepoToken } from "../../devbox/hub/repo-token.js";
+import { RepoTokens, type RepoToken } from "../../devbox/hub/repo-token.js";
+import { createRepoToken } from "./mint-repo-token.js";
 import { callGitHub } from "./errors.js";
 import { splitFullName, type GitHub, type GitHubAuth } from "./github.js";
 

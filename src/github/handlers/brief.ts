@@ -1,4 +1,5 @@
-import { cleanIssueText, type RemovedText } from "../../agents/clean-text.js";
+import { cleanIssueText } from "../../agents/clean-text.js";
+import type { RemovedText } from "../../engine/model.js";
 
 /** A run's brief and what cleaning took out of the issue text. */
 export interface Brief {

@@ -2,7 +2,7 @@ import { createOnce, NO_PLUGIN_RETRY } from "../client/create-once.js";
 import { callGitHub } from "../client/errors.js";
 import type { GitHub, RepoRef } from "../client/github.js";
 import type { CheckRunSpec } from "./render-checks.js";
-import { fingerprint } from "./surface-memo.js";
+import { fingerprint } from "./fingerprint.js";
 
 /** What a run's check runs look like on GitHub, as far as this process knows. */
 export interface CheckRunMemo {

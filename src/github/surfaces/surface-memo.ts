@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { z } from "zod";
 import type { CheckRunMemo } from "./check-runs.js";
 import type { PullRequestRef } from "./pull-requests.js";
@@ -25,11 +24,6 @@ export interface RunMemo {
   /** The head a succeeded run's pull request was last checked against its base at. */
   mergeChecked?: string;
   checks: CheckRunMemo;
-}
-
-/** A short, stable fingerprint of what was written (a body, a check run's fields). */
-export function fingerprint(text: string): string {
-  return createHash("sha256").update(text).digest("base64url");
 }
 
 /** How a memo is stored (JSON in the run's partition). */

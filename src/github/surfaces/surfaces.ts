@@ -19,7 +19,8 @@ import { moveRunBranch } from "./run-branch.js";
 import { renderCheckRuns } from "./render-checks.js";
 import { renderStatusComment, statusMarker } from "./render-status.js";
 import { parseRunBranch } from "../handlers/run-index.js";
-import { decodeMemo, encodeMemo, fingerprint, type RunMemo } from "./surface-memo.js";
+import { fingerprint } from "./fingerprint.js";
+import { decodeMemo, encodeMemo, type RunMemo } from "./surface-memo.js";
 import { decodeRun, type RunDocument } from "../../runtime/run-repository.js";
 
 /** When a succeeded run's pull request leaves draft: `on-success` (default) or `never`. */

@@ -1,4 +1,10 @@
-import type { TokenUsage } from "../engine/commands.js";
+/** Tokens an agent or a judge reported using. */
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  /** Input tokens served from a prompt cache, when reported. */
+  cachedInputTokens?: number;
+}
 
 /**
  * US dollars per million tokens, by model-name prefix (the longest matching prefix wins).
@@ -41,4 +47,11 @@ export function estimateCostUsd(model: string, usage: TokenUsage): number | unde
       usage.outputTokens * price.output) /
     1_000_000;
   return Math.round(usd * 1_000_000) / 1_000_000;
+}
+
+/** Whether a turn of an engine that is priced from its usage on `model` can be priced. */
+export function isPricedModel(model: string | undefined): boolean {
+  return (
+    model !== undefined && estimateCostUsd(model, { inputTokens: 0, outputTokens: 0 }) !== undefined
+  );
 }

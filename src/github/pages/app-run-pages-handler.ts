@@ -1,12 +1,12 @@
-import type { Answers } from "../github/handlers/answers.js";
-import type { Installations } from "../github/client/installations.js";
-import type { Store } from "../store/store.js";
+import type { Answers } from "../handlers/answers.js";
+import type { Installations } from "../client/installations.js";
+import type { Store } from "../../store/store.js";
 import { AppRunPages } from "./app-run-pages.js";
-import { GitHubSignIn } from "./github-sign-in.js";
-import type { RunPagesConfig } from "./run-pages-config.js";
-import { createRunPagesHandler, type RunPagesHandler } from "./run-pages-server.js";
-import { sessionSecret } from "./session-secret.js";
-import { SignedCookies } from "./signed-cookies.js";
+import { GitHubSignIn } from "../../ui/github-sign-in.js";
+import type { RunPagesConfig } from "../../ui/run-pages-config.js";
+import { createRunPagesHandler, type RunPagesHandler } from "../../ui/run-pages-server.js";
+import { sessionSecret } from "../../ui/session-secret.js";
+import { SignedCookies } from "../../ui/signed-cookies.js";
 
 /** The app's run pages, sign-in and JSON API as one handler for its HTTP server. */
 export function appRunPagesHandler(deps: {

@@ -1,15 +1,15 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { decodeRun } from "../runtime/run-repository.js";
-import type { Store, StoredRun } from "../store/store.js";
-import type { Answers } from "../github/handlers/answers.js";
-import { GitHubAppError, isNotFound } from "../github/client/errors.js";
-import { splitFullName } from "../github/client/github.js";
-import type { Installations } from "../github/client/installations.js";
-import { hasReadAccess } from "../github/client/permissions.js";
-import type { RunLinks } from "./build-run-view.js";
-import { SIGN_OUT_PATH, type GitHubSignIn } from "./github-sign-in.js";
-import type { RunPagesConfig } from "./run-pages-config.js";
-import type { Access, AnswerResult, PageAnswer, RunPagesHost } from "./run-pages-host.js";
+import { decodeRun } from "../../runtime/run-repository.js";
+import type { Store, StoredRun } from "../../store/store.js";
+import type { Answers } from "../handlers/answers.js";
+import { GitHubAppError, isNotFound } from "../client/errors.js";
+import { splitFullName } from "../client/github.js";
+import type { Installations } from "../client/installations.js";
+import { hasReadAccess } from "../client/permissions.js";
+import type { RunLinks } from "../../ui/build-run-view.js";
+import { SIGN_OUT_PATH, type GitHubSignIn } from "../../ui/github-sign-in.js";
+import type { RunPagesConfig } from "../../ui/run-pages-config.js";
+import type { Access, AnswerResult, PageAnswer, RunPagesHost } from "../../ui/run-pages-host.js";
 
 /**
  * The app's run pages: viewing needs a GitHub sign-in and read access to the repository
