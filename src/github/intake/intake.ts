@@ -20,11 +20,17 @@ export type DeliveryHandler = (delivery: DeliveryRecord) => Promise<void>;
  */
 export const ACK_DEADLINE_MS = 5_000;
 /**
- * How often the intake sweeps (default): a replica that died is taken for gone after three
- * periods, and the deliveries it held are taken over by the next sweep of another, within
- * about 20 s. One Query and one PutItem per replica each period.
+ * How often the intake sweeps and renews its liveness lease (default). One Query and one
+ * PutItem per replica each period.
  */
-export const SWEEP_PERIOD_MS = 5_000;
+export const SWEEP_PERIOD_MS = 1_000;
+/**
+ * How many sweep periods a liveness lease lasts: a replica that died is taken for gone once
+ * its lease lapsed, and the deliveries it held are taken over by the next sweep of another,
+ * within about 6 s; a live replica whose renewals are late by less than four periods (a slow
+ * store, a busy event loop) keeps its deliveries, however long handling them takes.
+ */
+export const LIVENESS_PERIODS = 5;
 
 /** Deliveries queued in memory at most, by default; past it they wait in the store. */
 const QUEUE_LIMIT = 1_000;
@@ -91,7 +97,7 @@ export class DeliveryIntake {
       onError: (error: unknown, delivery: DeliveryRecord) => void;
       /** This process, as deliveries name their receiver. */
       holder: string;
-      /** Age after which a delivery whose receiver is gone is taken over; default 60 s. */
+      /** Age after which a delivery whose receiver is gone is taken over; default two sweep periods. */
       staleMs?: number;
       /** Age after which an unprocessed delivery is taken over whoever has it; default 15 min. */
       abandonMs?: number;
@@ -104,7 +110,7 @@ export class DeliveryIntake {
       queueLimit?: number;
       /** Deliveries handled at the same time at most; default 8. */
       lanes?: number;
-      /** How often {@link start} sweeps (its liveness lease lasts three periods); default 5 s. */
+      /** How often {@link start} sweeps (its liveness lease lasts {@link LIVENESS_PERIODS}); default 1 s. */
       sweepPeriodMs?: number;
       /** Longest a handled delivery waits to be marked with others; default 250 ms. */
       markWindowMs?: number;
@@ -232,17 +238,21 @@ export class DeliveryIntake {
   }
 
   /**
-   * Keeps this process's liveness lease (three periods long) and sweeps, now and every
+   * Renews this process's liveness lease, {@link LIVENESS_PERIODS} sweep periods long: while it
+   * holds, other processes leave the deliveries it received to it.
+   */
+  async heartbeat(periodMs = this.deps.sweepPeriodMs ?? SWEEP_PERIOD_MS): Promise<void> {
+    const { store, holder, now } = this.deps;
+    await store.acquireLease(livenessLease(holder), holder, now(), LIVENESS_PERIODS * periodMs);
+  }
+
+  /**
+   * Keeps this process's liveness lease (see {@link heartbeat}) and sweeps, now and every
    * `periodMs`; resolves when the first round is done.
    */
   start(periodMs = this.deps.sweepPeriodMs ?? SWEEP_PERIOD_MS): Promise<void> {
     const tick = async () => {
-      await this.deps.store.acquireLease(
-        livenessLease(this.deps.holder),
-        this.deps.holder,
-        this.deps.now(),
-        3 * periodMs,
-      );
+      await this.heartbeat(periodMs);
       await this.sweep();
     };
     const run = () =>
