@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { DeliveryIntake, livenessLease } from "../../src/github/intake.js";
+import { DeliveryIntake, livenessLease } from "../../src/github/intake/intake.js";
 import { RuntimeError } from "../../src/runtime/runtime-error.js";
 import { Runtime } from "../../src/runtime/runtime.js";
 import { StoreError } from "../../src/store/store-error.js";
