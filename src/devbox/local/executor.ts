@@ -101,7 +101,10 @@ export class LocalExecutor implements DevBoxExecutor {
     const isolation = this.isolation();
     await mkdir(paths.dir, { recursive: true });
     await mkdir(paths.tmp, { recursive: true, mode: 0o700 });
-    if (!existsSync(join(paths.checkout, ".git"))) await this.#clone(request, paths);
+    // A checkout an earlier process left names that process's hub: its port is gone.
+    const reused = existsSync(join(paths.checkout, ".git"));
+    if (!reused || !(await this.#setOrigin(paths, request.repository)))
+      await this.#clone(request, paths);
     const log = await open(paths.logFile, "a", 0o600);
     try {
       const { child: spawned, relay } = await launchAgent({
@@ -212,17 +215,28 @@ export class LocalExecutor implements DevBoxExecutor {
     }
     // A token in the clone URL must not stay in the checkout, where every command could read it
     // and where it would expire: the agent authenticates each fetch and push afresh instead.
-    const bare = withoutCredentials(repository);
-    if (bare !== repository) {
-      await runProcess({
-        file: "git",
-        args: ["remote", "set-url", "origin", bare],
-        cwd: paths.checkout,
-        env: this.#passedOn(),
-        signal: new AbortController().signal,
-        output: new OutputTail(1024),
-      });
-    }
+    if (withoutCredentials(repository) !== repository) await this.#setOrigin(paths, repository);
+  }
+
+  /** Points the checkout's `origin` at `repository` (without credentials); false if git failed. */
+  async #setOrigin(paths: LocalDevBoxPaths, repository: string): Promise<boolean> {
+    const { exitCode } = await runProcess({
+      file: "git",
+      // The checkout may belong to the DevBox's own uid.
+      args: [
+        "-c",
+        `safe.directory=${paths.checkout}`,
+        "remote",
+        "set-url",
+        "origin",
+        withoutCredentials(repository),
+      ],
+      cwd: paths.checkout,
+      env: this.#passedOn(),
+      signal: new AbortController().signal,
+      output: new OutputTail(1024),
+    });
+    return exitCode === 0;
   }
 
   #passedOn(): Record<string, string> {
