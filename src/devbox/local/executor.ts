@@ -101,10 +101,16 @@ export class LocalExecutor implements DevBoxExecutor {
     const isolation = this.isolation();
     await mkdir(paths.dir, { recursive: true });
     await mkdir(paths.tmp, { recursive: true, mode: 0o700 });
-    // A checkout an earlier process left names that process's hub: its port is gone.
-    const reused = existsSync(join(paths.checkout, ".git"));
-    if (!reused || !(await this.#setOrigin(paths, request.repository)))
-      await this.#clone(request, paths);
+    if (!existsSync(join(paths.checkout, ".git"))) await this.#clone(request, paths);
+    // A checkout an earlier process left (its journal kept) names that process's hub, gone now.
+    else if (!(await this.#setOrigin(paths, request.repository)))
+      throw new DevBoxError(
+        "clone-failed",
+        `cannot point the checkout of ${request.devboxId} at its hub`,
+        {
+          retryable: true,
+        },
+      );
     const log = await open(paths.logFile, "a", 0o600);
     try {
       const { child: spawned, relay } = await launchAgent({
