@@ -11,7 +11,7 @@ import type { DevBoxLeases } from "./devbox-leases.js";
 import { globalDevBoxId, type DevBoxRegistry } from "./devbox-registry.js";
 import type { Judge, JudgeRequest } from "./judge.js";
 import type { EffectPerformer, EventSink } from "./ports.js";
-import { RunRepository, type RunDocument } from "./run-repository.js";
+import { RunRepository, type RunDocument } from "../store/run-repository.js";
 
 export { globalDevBoxId, splitDevBoxId } from "./devbox-registry.js";
 export type { EffectPerformer } from "./ports.js";
