@@ -12,12 +12,12 @@ import {
   storedDocument,
   type LoadedRun,
   type RunDocument,
-} from "./run-repository.js";
+} from "../store/run-repository.js";
 import { createRun, noteRun } from "./admission.js";
 import { RuntimeError } from "./runtime-error.js";
 
 export type { Delivery, Refusal } from "./ports.js";
-export type { LoadedRun, RunDocument } from "./run-repository.js";
+export type { LoadedRun, RunDocument } from "../store/run-repository.js";
 
 /** Dependencies of the runtime, passed explicitly. */
 export interface RuntimeOptions {

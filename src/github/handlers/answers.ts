@@ -7,7 +7,7 @@ import { fullName, type GitHub, type RepoRef } from "../client/github.js";
 import { mayApprove, mayWrite } from "../client/permissions.js";
 import { reply } from "../client/replies.js";
 import { isActive, parseRunBranch, runsOfIssue, type IndexedRun } from "./run-index.js";
-import { decodeRun } from "../../runtime/run-repository.js";
+import { RunRepository, type RunDocument } from "../../store/run-repository.js";
 import type { UntimedFeedback } from "./review-feedback.js";
 
 /** Where a person spoke: the repository, the issue or PR, who, and a link to it. */
@@ -43,7 +43,20 @@ type RunCommand = Exclude<CommentCommand, { kind: "run" } | { kind: "invalid" }>
  * a reply saying why.
  */
 export class Answers {
-  constructor(private readonly deps: { store: Store; runtime: Runtime; now: () => number }) {}
+  readonly #runs: RunRepository;
+
+  constructor(private readonly deps: { store: Store; runtime: Runtime; now: () => number }) {
+    this.#runs = new RunRepository(deps.store);
+  }
+
+  /**
+   * Run `runId` when it belongs to `repo`: a run is answered only from its own repository, so a
+   * branch named like a run in another repository (or a fork) never reaches it.
+   */
+  async #runOf(repo: RepoRef, runId: string): Promise<RunDocument | undefined> {
+    const run = await this.#runs.get(runId);
+    return run?.stored.repo === fullName(repo) ? run.document : undefined;
+  }
 
   /** Handles a run command typed on an issue (or a pull request, `pull` true). */
   async onCommand(speaker: Speaker, command: RunCommand, pull: boolean): Promise<void> {
@@ -126,9 +139,8 @@ export class Answers {
 
   /** The issue a run belongs to (from its branch), where replies about it go. */
   async issueOf(runId: string): Promise<number | undefined> {
-    const stored = await this.deps.store.getRun(runId);
-    if (stored === undefined) return undefined;
-    return parseRunBranch(decodeRun(stored).document.definition.branch)?.issue;
+    const run = await this.#runs.get(runId);
+    return run === undefined ? undefined : parseRunBranch(run.document.definition.branch)?.issue;
   }
 
   /** Answers the approval `runId` waits on, if `speaker` may; replies when not. */
@@ -159,11 +171,9 @@ export class Answers {
     visit?: number,
     review: ReviewAnswer = {},
   ): Promise<ApprovalOutcome> {
-    const stored = await this.deps.store.getRun(runId);
-    // A run is answered only from its own repository: a branch named like a run in another
-    // repository (or a fork) must never approve it.
-    if (stored === undefined || stored.repo !== fullName(who.repo)) return { applied: false };
-    const { definition, state } = decodeRun(stored).document;
+    const run = await this.#runOf(who.repo, runId);
+    if (run === undefined) return { applied: false };
+    const { definition, state } = run;
     const stale = visit !== undefined && state.active?.visit !== visit;
     if (state.awaiting?.kind !== "approval" || stale) {
       return {
@@ -219,9 +229,9 @@ export class Answers {
     runId: string,
     review: { note: string; feedback: UntimedFeedback[]; headSha: string },
   ): Promise<void> {
-    const stored = await this.deps.store.getRun(runId);
-    if (stored === undefined || stored.repo !== fullName(speaker.repo)) return;
-    const { state } = decodeRun(stored).document;
+    const run = await this.#runOf(speaker.repo, runId);
+    if (run === undefined) return;
+    const { state } = run;
     if (state.awaiting?.kind === "approval") {
       await this.answerApproval(
         speaker,
@@ -248,9 +258,9 @@ export class Answers {
     feedback: UntimedFeedback[],
     headSha?: string,
   ): Promise<void> {
-    const stored = await this.deps.store.getRun(runId);
-    if (stored === undefined || stored.repo !== fullName(speaker.repo)) return;
-    const { definition } = decodeRun(stored).document;
+    const run = await this.#runOf(speaker.repo, runId);
+    if (run === undefined) return;
+    const { definition } = run;
     const permission = await mayApprove(
       speaker.gh,
       speaker.repo,
@@ -288,10 +298,8 @@ export class Answers {
    * conflict may send back (a failure on an older commit is about work since replaced).
    */
   async succeededAt(repo: RepoRef, runId: string, sha: string): Promise<boolean> {
-    const stored = await this.deps.store.getRun(runId);
-    if (stored?.repo !== fullName(repo)) return false;
-    const { state } = decodeRun(stored).document;
-    return state.status === "succeeded" && state.lastSha === sha;
+    const state = (await this.#runOf(repo, runId))?.state;
+    return state?.status === "succeeded" && state.lastSha === sha;
   }
 
   /**
@@ -335,8 +343,7 @@ export class Answers {
     runId: string,
     observed: Omit<Extract<RunEvent, { type: "run.observed" }>, "type" | "at">,
   ): Promise<void> {
-    const stored = await this.deps.store.getRun(runId);
-    if (stored?.repo !== fullName(repo)) return;
+    if ((await this.#runOf(repo, runId)) === undefined) return;
     await this.deps.runtime.deliver(runId, {
       type: "run.observed",
       ...observed,

@@ -3,7 +3,7 @@ import { resolveEngines } from "../../agents/engines.js";
 import type { RunDefinition } from "../../engine/model.js";
 import { createSnapshot } from "../../engine/step.js";
 import type { RunDocument, Runtime } from "../../runtime/runtime.js";
-import { storedDocument } from "../../runtime/run-repository.js";
+import { storedDocument } from "../../store/run-repository.js";
 import type { Store } from "../../store/store.js";
 import { StoreError } from "../../store/store-error.js";
 import type { Workflow } from "../../workflow/workflow.schema.js";
