@@ -9,7 +9,7 @@ import { StateDirHolder } from "../store/state-dir-holder.js";
 import type { Store } from "../store/store.js";
 import { faultInjection } from "./fault-injection.js";
 import { createHost, type DevBoxPorts, type Host } from "./host.js";
-import { openTelemetry } from "../telemetry/telemetry.js";
+import { openTelemetry } from "../telemetry/open-telemetry.js";
 import { judgeFromEnv } from "./judge.js";
 import type { DevBoxEventSink } from "./ports.js";
 import type { RunDocument } from "./run-repository.js";

@@ -8,8 +8,8 @@ import type {
 } from "@octokit/webhooks-types";
 import { execFileSync } from "node:child_process";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { LOG_TAIL_BYTES } from "../../src/github/check-feedback.js";
-import { wantsDelivery } from "../../src/github/router.js";
+import { LOG_TAIL_BYTES } from "../../src/github/handlers/check-feedback.js";
+import { wantsDelivery } from "../../src/github/intake/router.js";
 import type { RunDocument } from "../../src/runtime/runtime.js";
 import { decodeRun } from "../../src/runtime/run-repository.js";
 import { payloadOf, startTestApp, type TestApp } from "./helpers/harness.js";

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { EvidenceEntry } from "../../src/engine/model.js";
 import { decodeRun } from "../../src/runtime/run-repository.js";
-import { renderCheckRuns } from "../../src/github/render-checks.js";
-import { renderStatusComment } from "../../src/github/render-status.js";
+import { renderCheckRuns } from "../../src/github/surfaces/render-checks.js";
+import { renderStatusComment } from "../../src/github/surfaces/render-status.js";
 import { buildRunView } from "../../src/ui/build-run-view.js";
 import { renderRunPage } from "../../src/ui/view/render-run.js";
 import { renderVisitPage } from "../../src/ui/view/render-visit.js";
