@@ -25,7 +25,15 @@ export async function startLocalEditor(files: Record<string, string>): Promise<L
   const server = createServer();
   const pages = new LocalRunPages({
     host: {
-      store: { listActiveRuns: () => Promise.resolve([]), listRuns: () => Promise.resolve([]) },
+      store: {
+        getRun: () => Promise.resolve(undefined),
+        getRunVersion: () => Promise.resolve(undefined),
+        listRuns: () => Promise.resolve([]),
+        listActiveRuns: () => Promise.resolve([]),
+        listActiveRunHeads: () => Promise.resolve([]),
+        listRunsOfIssue: () => Promise.resolve([]),
+        listEvidence: () => Promise.resolve([]),
+      },
       resume: () => Promise.resolve(undefined),
       deliver: () => Promise.reject(new Error("the editor answers nothing")),
     },
