@@ -147,7 +147,7 @@ export async function runProblems(
       );
     else if (!["awaiting_input", "succeeded"].includes(state.status))
       problems.push(
-        `run ${run.runId} ended ${state.status}: ${JSON.stringify((await store.listEvidence(run.runId)).slice(-5).map((r) => r.entry))}`,
+        `run ${run.runId} ended ${state.status}: ${JSON.stringify(state.visits.at(-1))}`,
       );
   }
   return problems;
