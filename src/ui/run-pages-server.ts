@@ -139,17 +139,7 @@ async function answer(
   viewer: Viewer,
   pagePath: string,
 ): Promise<void> {
-  // A cross-site request can neither read the token nor send this header and JSON without a
-  // preflight the server never grants.
-  const token = req.headers["x-clustercode-csrf"];
-  const site = req.headers["sec-fetch-site"];
-  const json = (req.headers["content-type"] ?? "").startsWith("application/json");
-  if (
-    typeof token !== "string" ||
-    !sameText(token, viewer.csrf) ||
-    !json ||
-    (site !== undefined && site !== "same-origin")
-  ) {
+  if (!fromThePage(req, viewer)) {
     sendJson(res, 403, {
       message: "This request did not come from the run page (missing or wrong CSRF token).",
     });
@@ -225,7 +215,12 @@ function titleOf(view: RunView): string {
   return `${view.workflow} ${view.runId}: ${view.status}${view.activeNode === undefined ? "" : ` at ${view.activeNode}`}`;
 }
 
-function refuse(res: ServerResponse, api: boolean, access: Extract<Access, { ok: false }>): void {
+/** Answers a request the host refused: JSON for the API, sign-in or a message for pages. */
+export function refuse(
+  res: ServerResponse,
+  api: boolean,
+  access: Extract<Access, { ok: false }>,
+): void {
   if (api) {
     sendJson(res, access.status, {
       message: access.message,
@@ -261,13 +256,31 @@ function send(res: ServerResponse, status: number, html: string): void {
   res.end(html);
 }
 
-function sendJson(res: ServerResponse, status: number, value: unknown): void {
+/** Sends `value` as an uncached JSON answer. */
+export function sendJson(res: ServerResponse, status: number, value: unknown): void {
   res.writeHead(status, {
     "content-type": "application/json; charset=utf-8",
     "cache-control": "no-store",
     "x-content-type-options": "nosniff",
   });
   res.end(JSON.stringify(value));
+}
+
+/**
+ * Whether a state-changing request came from a page of this server: a cross-site request can
+ * neither read the CSRF token nor send this header and JSON without a preflight the server never
+ * grants.
+ */
+export function fromThePage(req: IncomingMessage, viewer: Viewer): boolean {
+  const token = req.headers["x-clustercode-csrf"];
+  const site = req.headers["sec-fetch-site"];
+  const json = (req.headers["content-type"] ?? "").startsWith("application/json");
+  return (
+    typeof token === "string" &&
+    sameText(token, viewer.csrf) &&
+    json &&
+    (site === undefined || site === "same-origin")
+  );
 }
 
 function sameText(a: string, b: string): boolean {

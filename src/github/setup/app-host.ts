@@ -302,7 +302,7 @@ export class AppHost {
 
 /**
  * CLUSTERCODE_DELIVERY_SWEEP_MS: how often the intake sweeps for deliveries a process left
- * unhandled (default 5 s), and so how soon a replica is taken for gone (three periods) and its
+ * unhandled (default 1 s), and so how soon a replica is taken for gone (five periods) and its
  * deliveries for left (two); the crash tests restart the app within seconds.
  */
 function deliverySweepFromEnv(env: NodeJS.ProcessEnv): {
