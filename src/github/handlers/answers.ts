@@ -6,8 +6,14 @@ import { callGitHub } from "../client/errors.js";
 import { fullName, type GitHub, type RepoRef } from "../client/github.js";
 import { mayApprove, mayWrite } from "../client/permissions.js";
 import { reply } from "../client/replies.js";
-import { isActive, parseRunBranch, runsOfIssue, type IndexedRun } from "./run-index.js";
+import {
+  isActive,
+  parseRunBranch,
+  runsOfIssue,
+  type IndexedRun,
+} from "../../runtime/issue-runs.js";
 import { RunRepository, type RunDocument } from "../../store/run-repository.js";
+import { waitingApproval } from "../../runtime/waiting-approval.js";
 import type { UntimedFeedback } from "./review-feedback.js";
 
 /** Where a person spoke: the repository, the issue or PR, who, and a link to it. */
@@ -87,12 +93,14 @@ export class Answers {
       return;
     }
     if (command.kind === "approve" || command.kind === "reject") {
-      await this.answerApproval(
+      // The run was read to pick it: the answer is checked and applied on that read.
+      const outcome = await this.#applyTo(
         speaker,
-        run.stored.runId,
-        command.kind === "approve" ? "approved" : "rejected",
-        command.note,
+        { runId: run.stored.runId, document: run.document },
+        { decision: command.kind === "approve" ? "approved" : "rejected", note: command.note },
       );
+      if (!outcome.applied && outcome.why !== undefined)
+        await reply(speaker.gh, speaker.repo, speaker.issue, outcome.why);
       return;
     }
     const permission = await mayWrite(speaker.gh, speaker.repo, speaker.actor);
@@ -173,27 +181,30 @@ export class Answers {
   ): Promise<ApprovalOutcome> {
     const run = await this.#runOf(who.repo, runId);
     if (run === undefined) return { applied: false };
-    const { definition, state } = run;
-    const stale = visit !== undefined && state.active?.visit !== visit;
-    if (state.awaiting?.kind !== "approval" || stale) {
-      return {
-        applied: false,
-        why: stale
-          ? `@${who.actor} that button belongs to an earlier approval of run \`${runId}\`; answer the one waiting now.`
-          : `@${who.actor} run \`${runId}\` is not waiting for an approval (it is ${state.status}).`,
-      };
-    }
-    // A review approves only what it saw: the run branch's head when it was submitted.
-    if (review.headSha !== undefined && review.headSha !== state.lastSha) {
-      return {
-        applied: false,
-        why: `@${who.actor} this review is stale: it saw ${review.headSha.slice(0, 12)}, but run \`${runId}\`'s branch is now at ${state.lastSha?.slice(0, 12) ?? "no commit"}. Nothing was approved: review the latest changes.`,
-      };
-    }
-    const node = definition.workflow.nodes[state.awaiting.node];
-    const approvers =
-      (node?.kind === "approval" ? node.approvers : undefined) ?? definition.workflow.approvers;
-    const permission = await mayApprove(who.gh, who.repo, who.actor, approvers);
+    return this.#applyTo(who, { runId, document: run }, { decision, note, visit, review });
+  }
+
+  /** Applies an answer to a run already read (see {@link applyApproval}). */
+  async #applyTo(
+    who: Omit<Speaker, "issue">,
+    run: { runId: string; document: RunDocument },
+    answer: {
+      decision: "approved" | "rejected";
+      note: string | undefined;
+      visit?: number | undefined;
+      review?: ReviewAnswer;
+    },
+  ): Promise<ApprovalOutcome> {
+    const { runId } = run;
+    const { decision, note, visit, review = {} } = answer;
+    const waiting = waitingApproval(run.document, {
+      runId,
+      actor: who.actor,
+      ...(visit === undefined ? {} : { visit }),
+      ...(review.headSha === undefined ? {} : { headSha: review.headSha }),
+    });
+    if (!waiting.ok) return { applied: false, why: waiting.why };
+    const permission = await mayApprove(who.gh, who.repo, who.actor, waiting.approval.approvers);
     if (!permission.ok) {
       return { applied: false, why: `ClusterCode did not accept this answer: ${permission.why}` };
     }
@@ -201,7 +212,7 @@ export class Answers {
       type: "approval.answer",
       decision,
       actor: who.actor,
-      node: state.awaiting.node,
+      node: waiting.approval.node,
       where: who.where,
       at: this.deps.now(),
       ...(note === undefined ? {} : { note }),

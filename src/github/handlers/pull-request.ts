@@ -1,7 +1,7 @@
 import { callGitHub } from "../client/errors.js";
 import { sendBackIfConflicting } from "./conflicts.js";
 import { repoOf } from "../client/github.js";
-import { parseRunBranch } from "./run-index.js";
+import { parseRunBranch } from "../../runtime/issue-runs.js";
 import type { HandlerContext, RepositoryPayload } from "./services.js";
 import { publishValidation } from "../surfaces/validation-check.js";
 import { isWorkflowPath } from "../client/workflow-source.js";
