@@ -198,16 +198,14 @@ describe("three app replicas over one store, killed at random with their DevBoxe
       const seed = Number(process.env.CLUSTERCODE_SEED ?? Math.floor(Math.random() * 2 ** 31));
       const random = seeded(seed);
       const started = Date.now();
-      const fleet = await ReplicaFleet.create(FLEET_WORKFLOW, 3, {
-        CLUSTERCODE_DEVBOX_LEASE_MS: "5000",
-      });
+      const fleet = await ReplicaFleet.create(FLEET_WORKFLOW, 3);
       const opened = await fleet.openStore();
+      const chaos = new Chaos(fleet, random, SIZE.killGapMs);
       try {
         fleet.app.github.permissions.set("alice", "write");
         fleet.app.github.permissions.set("bob", "write");
         for (let i = 0; i < fleet.size; i++) await fleet.start(i);
         const traffic = new Traffic(fleet, random);
-        const chaos = new Chaos(fleet, random, SIZE.killGapMs);
         const labelled = labels(SIZE.runs);
         const watch = watchStatusComments(fleet.app.github, (issue) =>
           traffic.sentAt.get(labelled[issue - FIRST_ISSUE]?.id ?? ""),
@@ -243,6 +241,8 @@ describe("three app replicas over one store, killed at random with their DevBoxe
           SIZE.runs,
         );
       } finally {
+        // A failure leaves the killing going: no replica is started again once closing.
+        await chaos.stop();
         await opened.close();
         await fleet.close();
       }
