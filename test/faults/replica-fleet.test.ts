@@ -45,10 +45,13 @@ edges:
   - { from: ship, to: done }
 `;
 
-/** The scenario's size: the soak's with CLUSTERCODE_SOAK=1, else CI's. */
+/**
+ * The scenario's size: the soak's with CLUSTERCODE_SOAK=1, else CI's; CLUSTERCODE_FLEET_RUNS and
+ * CLUSTERCODE_FLEET_KILLS set the numbers of runs and kills.
+ */
 const SIZE = {
-  runs: runs(3, 100),
-  kills: runs(2, 20),
+  runs: Number(process.env.CLUSTERCODE_FLEET_RUNS ?? runs(3, 100)),
+  kills: Number(process.env.CLUSTERCODE_FLEET_KILLS ?? runs(2, 20)),
   /** Between two labels. */
   labelGapMs: runs(300, 1_500),
   /** Between two kills. */
