@@ -4,7 +4,7 @@ import { repoOf } from "../client/github.js";
 import { parseRunBranch } from "../../runtime/issue-runs.js";
 import type { HandlerContext, RepositoryPayload } from "./services.js";
 import { publishValidation } from "../surfaces/validation-check.js";
-import { isWorkflowPath } from "../client/workflow-source.js";
+import { isWorkflowPath } from "../../workflow/workflow-paths.js";
 import { publishGraphChangeComment, renderGraphChange } from "../surfaces/graph-change.js";
 
 /** The fields of a `pull_request` event the app reads. */

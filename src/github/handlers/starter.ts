@@ -7,7 +7,8 @@ import { callGitHub, isNotFound } from "../client/errors.js";
 import { fullName, type GitHub, type RepoRef } from "../client/github.js";
 import { mayWrite } from "../client/permissions.js";
 import { reply } from "../client/replies.js";
-import { readWorkflows, WORKFLOW_FILE, type WorkflowFile } from "../client/workflow-source.js";
+import { WORKFLOW_FILE } from "../../workflow/workflow-paths.js";
+import { readWorkflows, type WorkflowFile } from "../client/workflow-source.js";
 import { buildBrief } from "./brief.js";
 
 /** Which workflows a trigger asks for. */
