@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { decodeRun } from "../../src/runtime/run-repository.js";
+import { RunRepository } from "../../src/store/run-repository.js";
 import type { Store, StoredRun } from "../../src/store/store.js";
 import type { Incarnation } from "./replica-fleet.js";
 
@@ -131,11 +131,12 @@ export async function runProblems(
     const of = runs.filter((run) => run.issue === issue);
     if (of.length !== 1) problems.push(`issue ${issue} has ${of.length} runs`);
   }
+  const repository = new RunRepository(store);
   for (const run of runs) {
-    const { state } = decodeRun(run).document;
-    const kinds = (await store.listEvidence(run.runId)).map(
-      (r) => (r.entry as { kind: string }).kind,
-    );
+    const loaded = await repository.get(run.runId);
+    if (loaded === undefined) continue;
+    const { state } = loaded.document;
+    const kinds = (await repository.evidence(run.runId)).map((r) => r.entry.kind);
     const answered = kinds.filter((kind) => kind === "approval.answered").length;
     if (answered > 1) problems.push(`run ${run.runId} applied an approval ${answered} times`);
     if (state.status === "awaiting_input" && state.awaiting?.kind !== "lost")

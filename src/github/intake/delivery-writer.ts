@@ -1,16 +1,10 @@
-import { isRetryable } from "../../errors/app-error.js";
 import type { DeliveryRecord, Store } from "../../store/store.js";
+import { Batcher } from "../../runtime/concurrency/batcher.js";
 
 /** At most this many deliveries go in one write: one BatchWriteItem. */
 const GROUP_MAX = 25;
 /** Writes in flight at most: more than one only for full groups, when deliveries pile up. */
 const WRITES = 4;
-
-interface Waiting {
-  delivery: DeliveryRecord;
-  resolve: (recorded: boolean) => void;
-  reject: (error: unknown) => void;
-}
 
 /**
  * Group commit of webhook deliveries: the deliveries that arrive while a write is in flight go
@@ -22,20 +16,28 @@ interface Waiting {
  * is under way waits for it, and is the duplicate once it landed.
  */
 export class DeliveryWriter {
-  #waiting: Waiting[] = [];
-  #writes = 0;
+  readonly #batcher: Batcher<DeliveryRecord, boolean>;
   /** The records under way, by delivery id. */
   readonly #underWay = new Map<string, Promise<boolean>>();
 
   /** `onIdle` is called when the writer has nothing left to write. */
-  constructor(
-    private readonly store: Store,
-    private readonly onIdle: () => void = () => undefined,
-  ) {}
+  constructor(store: Store, onIdle: () => void = () => undefined) {
+    this.#batcher = new Batcher({
+      full: GROUP_MAX,
+      most: GROUP_MAX,
+      windowMs: 0,
+      writes: WRITES,
+      write: async (group) => {
+        const recorded = await store.recordDeliveries(group);
+        return group.map((_, i) => recorded[i] ?? false);
+      },
+      onIdle,
+    });
+  }
 
   /** Is a write in flight (and perhaps deliveries waiting for the next)? */
   get busy(): boolean {
-    return this.#writes > 0;
+    return this.#batcher.writing;
   }
 
   /** Records a delivery in the next group: true when new, false for a known id. */
@@ -47,41 +49,10 @@ export class DeliveryWriter {
         () => false,
         () => this.write(delivery),
       );
-    const written = new Promise<boolean>((resolve, reject) => {
-      this.#waiting.push({ delivery, resolve, reject });
-      const full = this.#waiting.length >= GROUP_MAX;
-      if (this.#writes === 0 || (full && this.#writes < WRITES)) void this.#writeGroups();
-    });
+    const written = this.#batcher.add(delivery);
     this.#underWay.set(deliveryId, written);
     const settled = () => this.#underWay.delete(deliveryId);
     written.then(settled, settled);
     return written;
-  }
-
-  async #writeGroups(): Promise<void> {
-    this.#writes++;
-    try {
-      while (this.#waiting.length > 0) await this.#writeGroup(this.#waiting.splice(0, GROUP_MAX));
-    } finally {
-      if (--this.#writes === 0) this.onIdle();
-    }
-  }
-
-  async #writeGroup(group: Waiting[]): Promise<void> {
-    try {
-      await this.#write(group);
-    } catch (error) {
-      if (group.length === 1 || isRetryable(error)) {
-        for (const waiting of group) waiting.reject(error);
-        return;
-      }
-      // A refused delivery (too large, say) fails only its own record, not the group's.
-      for (const waiting of group) await this.#write([waiting]).catch(waiting.reject);
-    }
-  }
-
-  async #write(group: Waiting[]): Promise<void> {
-    const recorded = await this.store.recordDeliveries(group.map((waiting) => waiting.delivery));
-    group.forEach((waiting, i) => waiting.resolve(recorded[i] ?? false));
   }
 }

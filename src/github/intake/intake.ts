@@ -10,6 +10,8 @@ import {
   type LeftDelivery,
 } from "./delivery-sweep.js";
 import { DeliveryWriter } from "./delivery-writer.js";
+import { Batcher } from "../../runtime/concurrency/batcher.js";
+import { idleAll, TaskSet } from "../../runtime/concurrency/task-set.js";
 
 /** Turns one recorded delivery into engine events and GitHub calls. */
 export type DeliveryHandler = (delivery: DeliveryRecord) => Promise<void>;
@@ -72,7 +74,7 @@ export class DeliveryIntake {
   readonly #recording = new Set<string>();
   /** Lanes with a delivery being handled, and the handlings under way. */
   readonly #busyLanes = new Set<string>();
-  readonly #active = new Set<Promise<void>>();
+  readonly #active = new TaskSet();
   /**
    * Sweeps under way, and the deliveries marked processed meanwhile: a sweep's read may predate
    * their mark, and must not queue them again.
@@ -81,11 +83,10 @@ export class DeliveryIntake {
   readonly #markedWhileSweeping = new Set<string>();
   /** A recorded delivery found the queue full: it waits in the store for a sweep. */
   #spilled = false;
-  #refilling: Promise<void> | undefined;
-  #marking: Promise<void> | undefined;
-  #markWindow: NodeJS.Timeout | undefined;
-  /** Deliveries handled, waiting for the write that marks them processed. */
-  #handled: DeliveryRecord[] = [];
+  /** The page-in of deliveries that waited in the store, while one is under way. */
+  readonly #refills = new TaskSet();
+  /** Handled deliveries, marked processed in groups (see {@link #markHandled}). */
+  readonly #marks: Batcher<DeliveryRecord, void>;
   readonly #writer: DeliveryWriter;
   #timer: NodeJS.Timeout | undefined;
 
@@ -117,6 +118,12 @@ export class DeliveryIntake {
     },
   ) {
     this.#writer = new DeliveryWriter(deps.store, () => this.#pump());
+    this.#marks = new Batcher({
+      full: MARK_GROUP,
+      windowMs: deps.markWindowMs ?? MARK_WINDOW_MS,
+      unref: true,
+      write: (handled) => this.#mark(handled),
+    });
   }
 
   /** Deliveries recorded and waiting in this process's queue. */
@@ -271,18 +278,8 @@ export class DeliveryIntake {
    * Waits until every queued delivery was handled and marked processed (and those waiting in
    * the store paged in).
    */
-  async idle(): Promise<void> {
-    while (
-      this.#active.size > 0 ||
-      this.#handled.length > 0 ||
-      this.#marking !== undefined ||
-      this.#refilling !== undefined
-    ) {
-      await Promise.all(this.#active);
-      if (this.#marking === undefined && this.#handled.length > 0) this.#mark();
-      await this.#marking;
-      await this.#refilling;
-    }
+  idle(): Promise<void> {
+    return idleAll([this.#active, this.#marks, this.#refills]);
   }
 
   /**
@@ -301,25 +298,17 @@ export class DeliveryIntake {
       const [queued] = this.#queue.splice(next, 1);
       if (queued === undefined) break;
       this.#busyLanes.add(queued.lane);
-      const handling: Promise<void> = this.#handleOne(queued).finally(() => {
+      void this.#active.add(this.#handleOne(queued)).finally(() => {
         this.#busyLanes.delete(queued.lane);
-        this.#active.delete(handling);
         this.#pump();
       });
-      this.#active.add(handling);
     }
     const half = (this.deps.queueLimit ?? QUEUE_LIMIT) / 2;
-    if (this.#spilled && this.#refilling === undefined && this.#queue.length <= half) {
+    if (this.#spilled && !this.#refills.busy() && this.#queue.length <= half) {
       // After a failed read, the next handling done or the periodic sweep tries again.
-      this.#refilling = this.sweep().then(
-        () => {
-          this.#refilling = undefined;
-          this.#pump();
-        },
-        (error: unknown) => {
-          this.#refilling = undefined;
-          this.deps.onError(error, sweepRecord(this.deps.now()));
-        },
+      void this.#refills.add(this.sweep()).then(
+        () => this.#pump(),
+        (error: unknown) => this.deps.onError(error, sweepRecord(this.deps.now())),
       );
     }
   }
@@ -348,37 +337,19 @@ export class DeliveryIntake {
    * Until it is marked, a delivery stays held here, so this process's sweeps leave it alone.
    */
   #markHandled(delivery: DeliveryRecord): void {
-    this.#handled.push(delivery);
-    this.#scheduleMark();
+    void this.#marks.add(delivery);
   }
 
-  #scheduleMark(): void {
-    if (this.#marking !== undefined || this.#handled.length === 0) return;
-    if (this.#handled.length >= MARK_GROUP) this.#mark();
-    else {
-      const window = this.deps.markWindowMs ?? MARK_WINDOW_MS;
-      this.#markWindow ??= setTimeout(() => this.#mark(), window).unref();
-    }
-  }
-
-  #mark(): void {
-    clearTimeout(this.#markWindow);
-    this.#markWindow = undefined;
-    const handled = this.#handled;
-    this.#handled = [];
-    this.#marking = this.deps.store
+  /** Marks a group processed; a failure is reported, and the sweep finds them again. */
+  async #mark(handled: DeliveryRecord[]): Promise<void[]> {
+    await this.deps.store
       .markDeliveriesProcessed(handled, this.deps.now())
-      .catch((error: unknown) => handled.forEach((d) => this.deps.onError(error, d)))
-      .then(() => {
-        for (const done of handled) {
-          this.#held.delete(done.deliveryId);
-          if (this.#sweeps > 0) this.#markedWhileSweeping.add(done.deliveryId);
-        }
-      })
-      .finally(() => {
-        this.#marking = undefined;
-        this.#scheduleMark();
-      });
+      .catch((error: unknown) => handled.forEach((d) => this.deps.onError(error, d)));
+    for (const done of handled) {
+      this.#held.delete(done.deliveryId);
+      if (this.#sweeps > 0) this.#markedWhileSweeping.add(done.deliveryId);
+    }
+    return handled.map(() => undefined);
   }
 }
 

@@ -15,6 +15,8 @@ export interface BatcherOptions<T, R> {
   most?: number;
   /** Writes in flight at most: more than one only while full groups wait; default 1. */
   writes?: number;
+  /** Lets the process exit while a group waits for its window (its owner writes it on close). */
+  unref?: boolean;
   /** Told when the last write in flight ended. */
   onIdle?: () => void;
 }
@@ -71,7 +73,10 @@ export class Batcher<T, R> implements Idler {
     const full = this.#weight >= this.options.full;
     if (this.#writes === 0) {
       if (full || this.options.windowMs === 0) this.#start();
-      else this.#window ??= setTimeout(() => this.#start(), this.options.windowMs);
+      else if (this.#window === undefined) {
+        this.#window = setTimeout(() => this.#start(), this.options.windowMs);
+        if (this.options.unref === true) this.#window.unref();
+      }
     } else if (full && this.#writes < (this.options.writes ?? 1)) this.#start();
   }
 
