@@ -8,13 +8,14 @@ import { dirname, relative, resolve, sep } from "node:path";
  * A folder of `src/` that is not listed here fails the rule until it is given a layer.
  */
 export const LAYERS = [
-  ["errors", "aws", "memory"],
+  ["errors", "aws", "memory", "settings"],
   ["workflow"],
   ["engine"],
   ["store", "agents", "telemetry", "devbox"],
   ["runtime"],
   ["scorecard"],
   ["ui"],
+  ["editor"],
   ["github", "cli"],
 ];
 

@@ -4,10 +4,11 @@ import { resolve } from "node:path";
 import { createEditorHandler } from "../editor/editor-server.js";
 import { LocalWorkflowFiles } from "../editor/local-workflow-files.js";
 import { openLocalHost } from "./open-local-host.js";
+import { RunRepository } from "../store/run-repository.js";
 import { LocalRunPages } from "../ui/local-run-pages.js";
 import { createRunPagesHandler } from "../ui/run-pages-server.js";
 import { parseOptions, UsageError, type Command } from "./command.js";
-import { findWorkflowRoot } from "./find-workflows.js";
+import { findWorkflowRoot } from "../workflow/find-workflows.js";
 import { resolveStateDir } from "./run-output.js";
 
 /**
@@ -32,7 +33,7 @@ const ui: Command = async (args, io) => {
   const server = createServer();
   const pages = new LocalRunPages({
     host: {
-      store: host.store,
+      runs: new RunRepository(host.store),
       resume: (runId) => host.resume(runId),
       deliver: (runId, event) => host.runtime.deliver(runId, event),
     },

@@ -49,6 +49,7 @@ export function renderEditorPage(options: EditorPageOptions): string {
 <header class="toolbar"><a href="${esc(options.listPath)}">Workflows</a> <b>${esc(options.path)}</b>
 <label>Kind <select id="kind" aria-label="node kind">${kinds}</select></label>
 <button id="add-node" type="button">Add node</button>
+<button id="layout" type="button">Lay out</button>
 <button id="undo" type="button">Undo</button><button id="redo" type="button">Redo</button>
 <button id="save" type="button">${esc(save)}</button>
 <span id="status" role="status"></span><span class="viewer">${esc(options.viewer)}</span></header>

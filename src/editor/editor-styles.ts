@@ -30,6 +30,6 @@ svg.draw .edge.back path.line { stroke-dasharray: 6 4; }
 svg.draw .edge.selected path.line { stroke: var(--accent); stroke-width: 3; }
 svg.draw .edge text { font-size: 11px; text-anchor: start; }
 svg.draw .port { fill: var(--accent); cursor: crosshair; }
-svg.draw .wire { stroke: var(--accent); stroke-dasharray: 4 3; fill: none; }
+svg.draw .wire { stroke: var(--accent); stroke-dasharray: 4 3; fill: none; pointer-events: none; }
 svg.draw .finding-badge { fill: var(--bad); }
 `;

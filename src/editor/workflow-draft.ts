@@ -1,3 +1,4 @@
+import { keepFormatting } from "./keep-formatting.js";
 import { isMap, isScalar, isSeq, parseDocument, type Document, type YAMLMap } from "yaml";
 
 /** The node kinds the editor can add. */
@@ -22,6 +23,9 @@ export interface DraftNode {
   title?: string;
 }
 
+/** No folding: long lines the author wrote, and each edge's one-line mapping, stay unbroken. */
+const PRINT = { lineWidth: 0 } as const;
+
 /** What a new, empty workflow file holds. */
 export function emptyWorkflow(name: string): string {
   return `version: 1\nname: ${name}\non:\n  command: true\nnodes: {}\nedges: []\n`;
@@ -36,6 +40,7 @@ export class WorkflowDraft {
   readonly document: Document;
   readonly #original: string;
   #edited = false;
+  #reprinted: string | undefined;
 
   constructor(text: string) {
     this.#original = text;
@@ -43,11 +48,13 @@ export class WorkflowDraft {
   }
 
   /**
-   * The YAML text, as it will be saved: the file exactly as read until something is edited
-   * (yaml re-prints spacing before comments, so an untouched file is not re-printed at all).
+   * The YAML text, as it will be saved: the file exactly as read until something is edited, and
+   * after an edit the author's own lines wherever the edit left them alone.
    */
   text(): string {
-    return this.#edited ? this.document.toString() : this.#original;
+    if (!this.#edited) return this.#original;
+    this.#reprinted ??= parseDocument(this.#original).toString(PRINT);
+    return keepFormatting(this.#original, this.#reprinted, this.document.toString(PRINT));
   }
 
   /** The nodes in file order. */

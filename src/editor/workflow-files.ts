@@ -1,5 +1,3 @@
-import type { Viewer } from "../ui/run-pages-host.js";
-
 /** Where the canvas put each node, kept beside the workflow rather than in it. */
 export type NodePositions = Record<string, { x: number; y: number }>;
 
@@ -22,7 +20,8 @@ export interface SaveRequest {
   /** The version the editor opened; the save is refused when the file has moved on since. */
   version: string;
   positions: NodePositions;
-  viewer: Viewer;
+  /** Who saves (the signed-in user on the app). */
+  viewer: { login: string };
 }
 
 /** What came of a save: the new version, or why not. */

@@ -30,6 +30,12 @@ export interface RemovedText {
   tagCharacters: number;
 }
 
+/** A run as the runtime works on it: the pinned definition and the state. */
+export interface RunDocument {
+  definition: RunDefinition;
+  state: RunSnapshot;
+}
+
 /** Where a run is in its life. */
 export type RunStatus =
   "queued" | "running" | "awaiting_input" | "succeeded" | "failed" | "cancelled" | "escalated";

@@ -4,7 +4,7 @@ import { globalDevBoxId } from "./devbox-registry.js";
 import type { Performer, PerformerDeps } from "./performers/performer.js";
 import { performers } from "./performers/table.js";
 import type { EffectPerformer, EventSink } from "./ports.js";
-import { RunRepository, type RunDocument } from "./run-repository.js";
+import { RunRepository, type RunDocument } from "../store/run-repository.js";
 
 export { globalDevBoxId, splitDevBoxId } from "./devbox-registry.js";
 export type { EffectPerformer } from "./ports.js";

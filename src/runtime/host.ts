@@ -10,7 +10,7 @@ import type { Judge } from "./judge.js";
 import type { DevBoxEventSink, HostLog, SurfacesPort } from "./ports.js";
 import { DevBoxLeases } from "./devbox-leases.js";
 import { recoverRun, recoverRuns } from "./recover.js";
-import { RunRepository, type RunDocument } from "./run-repository.js";
+import { RunRepository, type RunDocument } from "../store/run-repository.js";
 import { Runtime, type RuntimeOptions } from "./runtime.js";
 import { NO_SURFACES, Settlement } from "./settlement.js";
 import { TimerPump } from "./timer-pump.js";

@@ -10,7 +10,7 @@ import { openDevBoxSide } from "./devbox-side.js";
 import { openTelemetry } from "../telemetry/open-telemetry.js";
 import { judgeFromEnv } from "./judge.js";
 import type { DevBoxEventSink } from "./ports.js";
-import type { RunDocument } from "./run-repository.js";
+import type { RunDocument } from "../store/run-repository.js";
 import { isSettled, type Runtime } from "./runtime.js";
 
 /** How a local host is opened. */

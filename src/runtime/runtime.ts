@@ -12,14 +12,14 @@ import {
   storedDocument,
   type LoadedRun,
   type RunDocument,
-} from "./run-repository.js";
+} from "../store/run-repository.js";
 import { createRun, noteRun } from "./admission.js";
 import { KeyedQueue } from "./concurrency/keyed-queue.js";
 import { idleAll, TaskSet } from "./concurrency/task-set.js";
 import { RuntimeError } from "./runtime-error.js";
 
 export type { Delivery, Refusal } from "./ports.js";
-export type { LoadedRun, RunDocument } from "./run-repository.js";
+export type { LoadedRun, RunDocument } from "../store/run-repository.js";
 
 /** Dependencies of the runtime, passed explicitly. */
 export interface RuntimeOptions {

@@ -1,7 +1,7 @@
-import type { RunDocument } from "./run-repository.js";
+import type { RunDocument } from "../store/run-repository.js";
 import type { Admission } from "./admission.js";
 import type { HostLog, RunDriver, SurfacesPort } from "./ports.js";
-import { RunRepository } from "./run-repository.js";
+import { RunRepository } from "../store/run-repository.js";
 import type { Store } from "../store/store.js";
 import { TaskSet } from "./concurrency/task-set.js";
 

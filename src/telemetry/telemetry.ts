@@ -1,10 +1,4 @@
-import type { Effect, RunDefinition, RunSnapshot } from "../engine/model.js";
-
-/** A run as telemetry reads it (the runtime's run document). */
-export interface RunDocument {
-  definition: RunDefinition;
-  state: RunSnapshot;
-}
+import type { Effect, RunDocument } from "../engine/model.js";
 
 /** What the app reads for its gauges. */
 export interface Gauges {

@@ -25,7 +25,7 @@ export async function startLocalEditor(files: Record<string, string>): Promise<L
   const server = createServer();
   const pages = new LocalRunPages({
     host: {
-      store: { listActiveRuns: () => Promise.resolve([]), listRuns: () => Promise.resolve([]) },
+      runs: { listActive: () => Promise.resolve([]), list: () => Promise.resolve([]) },
       resume: () => Promise.resolve(undefined),
       deliver: () => Promise.reject(new Error("the editor answers nothing")),
     },

@@ -65,11 +65,20 @@ describe("the editor's YAML round-trip", () => {
     const draft = new WorkflowDraft(COMMENTED);
     draft.renameNode("build", "compile");
     const text = draft.text();
-    // yaml re-prints the spacing before a comment; the comment itself stays on its line.
     expect(text).toContain(
-      "  # Build first.\n  compile:\n    kind: run\n    run: make # plain make",
+      "  # Build first.\n  compile:\n    kind: run\n    run: make   # plain make",
     );
     expect(text).toContain("{ from: compile, to: ship } # in order");
+  });
+
+  it("changes only the edited line of a file: no folding, no re-spacing elsewhere", () => {
+    const draft = new WorkflowDraft(LIFECYCLE);
+    draft.setEdgeField(5, "max_traversals", 4);
+    const text = draft.text();
+    expect(text).toContain(
+      "  - { from: test-result, to: implement, label: failed, back: true, max_traversals: 4 }\n",
+    );
+    expect(text.replace("max_traversals: 4 }", "max_traversals: 3 }")).toBe(LIFECYCLE);
   });
 
   it("deletes a node with its edges, and a back-edge keeps its cap", () => {

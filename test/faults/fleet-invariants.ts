@@ -1,11 +1,11 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { decodeRun } from "../../src/runtime/run-repository.js";
+import { RunRepository } from "../../src/store/run-repository.js";
 import type { Store, StoredRun } from "../../src/store/store.js";
 import type { Incarnation } from "./replica-fleet.js";
 
-/** Where a command of the fleet's workflow notes that it started: `<node> <epoch ms>` lines. */
-export const STARTS_FILE = "../command-starts";
+/** Where a command of the fleet's workflow notes that it started (`<node> <epoch ms>` lines, never committed). */
+export const STARTS_FILE = ".git/command-starts";
 
 /** One start of a command, as a DevBox's file says, on replica `replica`. */
 interface CommandStart {
@@ -131,19 +131,22 @@ export async function runProblems(
     const of = runs.filter((run) => run.issue === issue);
     if (of.length !== 1) problems.push(`issue ${issue} has ${of.length} runs`);
   }
+  const repository = new RunRepository(store);
   for (const run of runs) {
-    const { state } = decodeRun(run).document;
-    const kinds = (await store.listEvidence(run.runId)).map(
-      (r) => (r.entry as { kind: string }).kind,
-    );
+    const loaded = await repository.get(run.runId);
+    if (loaded === undefined) continue;
+    const { state } = loaded.document;
+    const kinds = (await repository.evidence(run.runId)).map((r) => r.entry.kind);
     const answered = kinds.filter((kind) => kind === "approval.answered").length;
     if (answered > 1) problems.push(`run ${run.runId} applied an approval ${answered} times`);
     if (state.status === "awaiting_input" && state.awaiting?.kind !== "lost")
       problems.push(
         `run ${run.runId} still waits on ${state.awaiting?.kind ?? "?"} after /approve`,
       );
-    else if (!["awaiting_input", "succeeded", "failed"].includes(state.status))
-      problems.push(`run ${run.runId} is stuck ${state.status}`);
+    else if (!["awaiting_input", "succeeded"].includes(state.status))
+      problems.push(
+        `run ${run.runId} ended ${state.status}: ${JSON.stringify(state.visits.at(-1))}`,
+      );
   }
   return problems;
 }

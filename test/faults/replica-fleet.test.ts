@@ -45,10 +45,13 @@ edges:
   - { from: ship, to: done }
 `;
 
-/** The scenario's size: the soak's with CLUSTERCODE_SOAK=1, else CI's. */
+/**
+ * The scenario's size: the soak's with CLUSTERCODE_SOAK=1, else CI's; CLUSTERCODE_FLEET_RUNS and
+ * CLUSTERCODE_FLEET_KILLS set the numbers of runs and kills.
+ */
 const SIZE = {
-  runs: runs(3, 100),
-  kills: runs(2, 20),
+  runs: Number(process.env.CLUSTERCODE_FLEET_RUNS ?? runs(3, 100)),
+  kills: Number(process.env.CLUSTERCODE_FLEET_KILLS ?? runs(2, 20)),
   /** Between two labels. */
   labelGapMs: runs(300, 1_500),
   /** Between two kills. */
@@ -58,12 +61,19 @@ const SIZE = {
 /** How long a phase may take at most (a loaded machine is slow, not stuck). */
 const PHASE_MS = runs(180_000, 1_800_000);
 
-/** Polls `check` (bounded by {@link PHASE_MS}) until it finds no problem; returns the last. */
+/** A settle check's first line when waiting longer is no use. */
+const ENDED = "ended before its gate:";
+
+/** Polls `check` (bounded by {@link PHASE_MS}) until it finds no problem, or {@link ENDED}; returns the last. */
 async function settle(what: string, check: () => Promise<string[]>): Promise<string[]> {
   const deadline = Date.now() + PHASE_MS;
   for (;;) {
     const problems = await check();
-    if (problems.length === 0 || Date.now() > deadline) return problems;
+    if (problems.length === 0 || Date.now() > deadline || problems[0] === ENDED) {
+      if (process.env.FLEET_TRACE)
+        console.info(new Date().toISOString(), what, problems.slice(0, 3));
+      return problems;
+    }
     await sleep(250);
   }
 }
@@ -124,7 +134,7 @@ async function killDuringLastNodes(fleet: ReplicaFleet, chaos: Chaos, store: Sto
       return true;
     }
     const all = await listRuns(store);
-    if (all.every((run) => run.status !== "running")) return false;
+    if ((await runProblems(store, all, [])).length === 0) return false;
     await sleep(50);
   }
   return false;
@@ -166,11 +176,17 @@ async function labelAndApprove(labelled: Delivery[], traffic: Traffic, store: St
       await traffic.deliver(delivery);
     }),
   );
-  await settle("every run at its gate", async () => {
+  const gate = await settle("every run at its gate", async () => {
     const all = await listRuns(store);
     const waiting = all.filter((run) => run.status === "awaiting_input").length;
+    const ended = all.filter(
+      (run) => !["queued", "running", "awaiting_input"].includes(run.status),
+    );
+    if (ended.length > 0)
+      return ["ended before its gate:", ...(await runProblems(store, ended, []))];
     return waiting === SIZE.runs ? [] : [`${waiting} of ${SIZE.runs} runs wait`];
   });
+  if (gate.length > 0) throw new Error(gate.join("\n"));
   await Promise.all(approvals(SIZE.runs).map((delivery) => traffic.deliver(delivery)));
 }
 
@@ -182,16 +198,14 @@ describe("three app replicas over one store, killed at random with their DevBoxe
       const seed = Number(process.env.CLUSTERCODE_SEED ?? Math.floor(Math.random() * 2 ** 31));
       const random = seeded(seed);
       const started = Date.now();
-      const fleet = await ReplicaFleet.create(FLEET_WORKFLOW, 3, {
-        CLUSTERCODE_DEVBOX_LEASE_MS: "5000",
-      });
+      const fleet = await ReplicaFleet.create(FLEET_WORKFLOW, 3);
       const opened = await fleet.openStore();
+      const chaos = new Chaos(fleet, random, SIZE.killGapMs);
       try {
         fleet.app.github.permissions.set("alice", "write");
         fleet.app.github.permissions.set("bob", "write");
         for (let i = 0; i < fleet.size; i++) await fleet.start(i);
         const traffic = new Traffic(fleet, random);
-        const chaos = new Chaos(fleet, random, SIZE.killGapMs);
         const labelled = labels(SIZE.runs);
         const watch = watchStatusComments(fleet.app.github, (issue) =>
           traffic.sentAt.get(labelled[issue - FIRST_ISSUE]?.id ?? ""),
@@ -200,11 +214,10 @@ describe("three app replicas over one store, killed at random with their DevBoxe
         await labelAndApprove(labelled, traffic, opened.store);
         await chaos.stop();
         const lastKill = await killDuringLastNodes(fleet, chaos, opened.store);
-        await settle("runs quiet", async () =>
-          (await listRuns(opened.store))
-            .filter((run) => run.status === "running" || run.status === "queued")
-            .map((run) => run.runId),
-        );
+        await settle("runs quiet", async () => {
+          const all = await listRuns(opened.store);
+          return runProblems(opened.store, all, []);
+        });
         const problems = await fleetProblems(
           fleet,
           opened.store,
@@ -212,8 +225,14 @@ describe("three app replicas over one store, killed at random with their DevBoxe
         );
         await watch.stop();
         const latencies = [...watch.latency.values()];
+        const created = (await listRuns(opened.store)).map(
+          (run) =>
+            run.createdAt -
+            (traffic.sentAt.get(labelled[(run.issue ?? 0) - FIRST_ISSUE]?.id ?? "") ?? 0),
+        );
         console.info(
           `replica fleet (seed ${seed}): ${SIZE.runs} runs, ${chaos.kills} kills (last during the deploys: ${lastKill}), ` +
+            `label → run p50 ${percentile(created, 50)} ms, p99 ${percentile(created, 99)} ms; ` +
             `label → status comment p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms, max ${Math.max(...latencies)} ms, ` +
             `${Math.round((Date.now() - started) / 1000)} s`,
         );
@@ -222,6 +241,8 @@ describe("three app replicas over one store, killed at random with their DevBoxe
           SIZE.runs,
         );
       } finally {
+        // A failure leaves the killing going: no replica is started again once closing.
+        await chaos.stop();
         await opened.close();
         await fleet.close();
       }

@@ -6,8 +6,14 @@ import { callGitHub } from "../client/errors.js";
 import { fullName, type GitHub, type RepoRef } from "../client/github.js";
 import { mayApprove, mayWrite } from "../client/permissions.js";
 import { reply } from "../client/replies.js";
-import { isActive, parseRunBranch, runsOfIssue, type IndexedRun } from "./run-index.js";
-import { decodeRun } from "../../runtime/run-repository.js";
+import {
+  isActive,
+  parseRunBranch,
+  runsOfIssue,
+  type IndexedRun,
+} from "../../runtime/issue-runs.js";
+import { RunRepository, type RunDocument } from "../../store/run-repository.js";
+import { waitingApproval } from "../../runtime/waiting-approval.js";
 import type { UntimedFeedback } from "./review-feedback.js";
 
 /** Where a person spoke: the repository, the issue or PR, who, and a link to it. */
@@ -43,7 +49,20 @@ type RunCommand = Exclude<CommentCommand, { kind: "run" } | { kind: "invalid" }>
  * a reply saying why.
  */
 export class Answers {
-  constructor(private readonly deps: { store: Store; runtime: Runtime; now: () => number }) {}
+  readonly #runs: RunRepository;
+
+  constructor(private readonly deps: { store: Store; runtime: Runtime; now: () => number }) {
+    this.#runs = new RunRepository(deps.store);
+  }
+
+  /**
+   * Run `runId` when it belongs to `repo`: a run is answered only from its own repository, so a
+   * branch named like a run in another repository (or a fork) never reaches it.
+   */
+  async #runOf(repo: RepoRef, runId: string): Promise<RunDocument | undefined> {
+    const run = await this.#runs.get(runId);
+    return run?.stored.repo === fullName(repo) ? run.document : undefined;
+  }
 
   /** Handles a run command typed on an issue (or a pull request, `pull` true). */
   async onCommand(speaker: Speaker, command: RunCommand, pull: boolean): Promise<void> {
@@ -74,12 +93,14 @@ export class Answers {
       return;
     }
     if (command.kind === "approve" || command.kind === "reject") {
-      await this.answerApproval(
+      // The run was read to pick it: the answer is checked and applied on that read.
+      const outcome = await this.#applyTo(
         speaker,
-        run.stored.runId,
-        command.kind === "approve" ? "approved" : "rejected",
-        command.note,
+        { runId: run.stored.runId, document: run.document },
+        { decision: command.kind === "approve" ? "approved" : "rejected", note: command.note },
       );
+      if (!outcome.applied && outcome.why !== undefined)
+        await reply(speaker.gh, speaker.repo, speaker.issue, outcome.why);
       return;
     }
     const permission = await mayWrite(speaker.gh, speaker.repo, speaker.actor);
@@ -102,9 +123,8 @@ export class Answers {
 
   /** The issue a run belongs to (from its branch), where replies about it go. */
   async issueOf(runId: string): Promise<number | undefined> {
-    const stored = await this.deps.store.getRun(runId);
-    if (stored === undefined) return undefined;
-    return parseRunBranch(decodeRun(stored).document.definition.branch)?.issue;
+    const run = await this.#runs.get(runId);
+    return run === undefined ? undefined : parseRunBranch(run.document.definition.branch)?.issue;
   }
 
   /** Answers the approval `runId` waits on, if `speaker` may; replies when not. */
@@ -135,31 +155,32 @@ export class Answers {
     visit?: number,
     review: ReviewAnswer = {},
   ): Promise<ApprovalOutcome> {
-    const stored = await this.deps.store.getRun(runId);
-    // A run is answered only from its own repository: a branch named like a run in another
-    // repository (or a fork) must never approve it.
-    if (stored === undefined || stored.repo !== fullName(who.repo)) return { applied: false };
-    const { definition, state } = decodeRun(stored).document;
-    const stale = visit !== undefined && state.active?.visit !== visit;
-    if (state.awaiting?.kind !== "approval" || stale) {
-      return {
-        applied: false,
-        why: stale
-          ? `@${who.actor} that button belongs to an earlier approval of run \`${runId}\`; answer the one waiting now.`
-          : `@${who.actor} run \`${runId}\` is not waiting for an approval (it is ${state.status}).`,
-      };
-    }
-    // A review approves only what it saw: the run branch's head when it was submitted.
-    if (review.headSha !== undefined && review.headSha !== state.lastSha) {
-      return {
-        applied: false,
-        why: `@${who.actor} this review is stale: it saw ${review.headSha.slice(0, 12)}, but run \`${runId}\`'s branch is now at ${state.lastSha?.slice(0, 12) ?? "no commit"}. Nothing was approved: review the latest changes.`,
-      };
-    }
-    const node = definition.workflow.nodes[state.awaiting.node];
-    const approvers =
-      (node?.kind === "approval" ? node.approvers : undefined) ?? definition.workflow.approvers;
-    const permission = await mayApprove(who.gh, who.repo, who.actor, approvers);
+    const run = await this.#runOf(who.repo, runId);
+    if (run === undefined) return { applied: false };
+    return this.#applyTo(who, { runId, document: run }, { decision, note, visit, review });
+  }
+
+  /** Applies an answer to a run already read (see {@link applyApproval}). */
+  async #applyTo(
+    who: Omit<Speaker, "issue">,
+    run: { runId: string; document: RunDocument },
+    answer: {
+      decision: "approved" | "rejected";
+      note: string | undefined;
+      visit?: number | undefined;
+      review?: ReviewAnswer;
+    },
+  ): Promise<ApprovalOutcome> {
+    const { runId } = run;
+    const { decision, note, visit, review = {} } = answer;
+    const waiting = waitingApproval(run.document, {
+      runId,
+      actor: who.actor,
+      ...(visit === undefined ? {} : { visit }),
+      ...(review.headSha === undefined ? {} : { headSha: review.headSha }),
+    });
+    if (!waiting.ok) return { applied: false, why: waiting.why };
+    const permission = await mayApprove(who.gh, who.repo, who.actor, waiting.approval.approvers);
     if (!permission.ok) {
       return { applied: false, why: `ClusterCode did not accept this answer: ${permission.why}` };
     }
@@ -167,7 +188,7 @@ export class Answers {
       type: "approval.answer",
       decision,
       actor: who.actor,
-      node: state.awaiting.node,
+      node: waiting.approval.node,
       where: who.where,
       at: this.deps.now(),
       ...(note === undefined ? {} : { note }),
@@ -195,9 +216,9 @@ export class Answers {
     runId: string,
     review: { note: string; feedback: UntimedFeedback[]; headSha: string },
   ): Promise<void> {
-    const stored = await this.deps.store.getRun(runId);
-    if (stored === undefined || stored.repo !== fullName(speaker.repo)) return;
-    const { state } = decodeRun(stored).document;
+    const run = await this.#runOf(speaker.repo, runId);
+    if (run === undefined) return;
+    const { state } = run;
     if (state.awaiting?.kind === "approval") {
       await this.answerApproval(
         speaker,
@@ -224,9 +245,9 @@ export class Answers {
     feedback: UntimedFeedback[],
     headSha?: string,
   ): Promise<void> {
-    const stored = await this.deps.store.getRun(runId);
-    if (stored === undefined || stored.repo !== fullName(speaker.repo)) return;
-    const { definition } = decodeRun(stored).document;
+    const run = await this.#runOf(speaker.repo, runId);
+    if (run === undefined) return;
+    const { definition } = run;
     const permission = await mayApprove(
       speaker.gh,
       speaker.repo,
@@ -264,10 +285,8 @@ export class Answers {
    * conflict may send back (a failure on an older commit is about work since replaced).
    */
   async succeededAt(repo: RepoRef, runId: string, sha: string): Promise<boolean> {
-    const stored = await this.deps.store.getRun(runId);
-    if (stored?.repo !== fullName(repo)) return false;
-    const { state } = decodeRun(stored).document;
-    return state.status === "succeeded" && state.lastSha === sha;
+    const state = (await this.#runOf(repo, runId))?.state;
+    return state?.status === "succeeded" && state.lastSha === sha;
   }
 
   /**
@@ -311,8 +330,7 @@ export class Answers {
     runId: string,
     observed: Omit<Extract<RunEvent, { type: "run.observed" }>, "type" | "at">,
   ): Promise<void> {
-    const stored = await this.deps.store.getRun(runId);
-    if (stored?.repo !== fullName(repo)) return;
+    if ((await this.#runOf(repo, runId)) === undefined) return;
     await this.deps.runtime.deliver(runId, {
       type: "run.observed",
       ...observed,

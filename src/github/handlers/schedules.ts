@@ -6,10 +6,11 @@ import { callGitHub } from "../client/errors.js";
 import { fullName, type GitHub, type RepoRef } from "../client/github.js";
 import type { Installations } from "../client/installations.js";
 import { reply } from "../client/replies.js";
-import { parseRunBranch } from "./run-index.js";
-import { runIdOf, type RunStarter } from "./starter.js";
+import { parseRunBranch } from "../../runtime/issue-runs.js";
+import { runIdOf } from "../../runtime/issue-run-creation.js";
+import type { RunStarter } from "./starter.js";
 import type { WorkflowFile } from "../client/workflow-source.js";
-import { decodeRun } from "../../runtime/run-repository.js";
+import { RunRepository } from "../../store/run-repository.js";
 
 /** Who a scheduled run is started by. */
 export const SCHEDULE_ACTOR = "clustercode[schedule]";
@@ -169,21 +170,22 @@ export class Schedules {
     const gh = await this.deps.installations.client(repoName);
     // This firing's own run, when an interrupted attempt created it, is not a previous one.
     const own = runIdOf(key, schedule.workflow);
-    const previous = (await this.deps.store.listActiveRuns({ repo: repoName })).find(
-      (run) =>
-        run.workflow === schedule.workflow &&
-        run.runId !== own &&
-        decodeRun(run).document.definition.startedBy === SCHEDULE_ACTOR,
+    const active = await new RunRepository(this.deps.store).listActive({ repo: repoName });
+    const previous = active.find(
+      ({ stored, document }) =>
+        stored.workflow === schedule.workflow &&
+        stored.runId !== own &&
+        document.definition.startedBy === SCHEDULE_ACTOR,
     );
     const when = new Date(minute).toISOString();
     if (previous !== undefined) {
-      const issue = parseRunBranch(decodeRun(previous).document.definition.branch)?.issue;
+      const issue = parseRunBranch(previous.document.definition.branch)?.issue;
       if (issue !== undefined) {
         await reply(
           gh,
           repo,
           issue,
-          `ClusterCode skipped the scheduled run of ${schedule.workflow} at ${when}: run \`${previous.runId}\` is still active.`,
+          `ClusterCode skipped the scheduled run of ${schedule.workflow} at ${when}: run \`${previous.stored.runId}\` is still active.`,
         );
       }
       return [];

@@ -1,5 +1,6 @@
 import type { Answers } from "../handlers/answers.js";
 import type { Installations } from "../client/installations.js";
+import type { RunReads } from "../../store/run-repository.js";
 import type { Store } from "../../store/store.js";
 import { AppRunPages } from "./app-run-pages.js";
 import { GitHubSignIn } from "../../ui/github-sign-in.js";
@@ -11,16 +12,7 @@ import { SignedCookies } from "../../ui/signed-cookies.js";
 /** The app's run pages, sign-in and JSON API as one handler for its HTTP server. */
 export function appRunPagesHandler(deps: {
   config: RunPagesConfig;
-  store: Pick<
-    Store,
-    | "getRun"
-    | "listEvidence"
-    | "listRuns"
-    | "settingOrPropose"
-    | "putSession"
-    | "getSession"
-    | "deleteSession"
-  >;
+  store: RunReads & Pick<Store, "settingOrPropose" | "putSession" | "getSession" | "deleteSession">;
   installations: Pick<Installations, "client">;
   answers: Pick<Answers, "applyApproval">;
   now: () => number;

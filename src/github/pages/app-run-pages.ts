@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { decodeRun } from "../../runtime/run-repository.js";
-import type { Store, StoredRun } from "../../store/store.js";
+import { RunRepository, type LoadedRun, type RunReads } from "../../store/run-repository.js";
 import type { Answers } from "../handlers/answers.js";
 import { GitHubAppError, isNotFound } from "../client/errors.js";
 import { splitFullName } from "../client/github.js";
@@ -23,7 +22,7 @@ export class AppRunPages implements RunPagesHost {
   constructor(
     private readonly deps: {
       config: RunPagesConfig;
-      store: Pick<Store, "listRuns">;
+      store: RunReads;
       signIn: GitHubSignIn;
       installations: Pick<Installations, "client">;
       answers: Pick<Answers, "applyApproval">;
@@ -55,13 +54,13 @@ export class AppRunPages implements RunPagesHost {
     return { ok: true, viewer };
   }
 
-  listRuns(repo: string | undefined): Promise<StoredRun[]> {
-    return this.deps.store.listRuns(repo ?? "", { limit: 100 });
+  listRuns(repo: string | undefined): Promise<LoadedRun[]> {
+    return new RunRepository(this.deps.store).list(repo ?? "", { limit: 100 });
   }
 
-  links(run: StoredRun): RunLinks {
-    const { state } = decodeRun(run).document;
-    const base = `https://${this.deps.config.githubHost}/${run.repo}`;
+  links(run: LoadedRun): RunLinks {
+    const { state } = run.document;
+    const base = `https://${this.deps.config.githubHost}/${run.stored.repo}`;
     const branch = state.branch.split("/").map(encodeURIComponent).join("/");
     return {
       ...(state.branchPushed
@@ -75,16 +74,17 @@ export class AppRunPages implements RunPagesHost {
   }
 
   async answer(request: PageAnswer): Promise<AnswerResult> {
-    const gh = await this.deps.installations.client(request.run.repo);
-    const { definition } = decodeRun(request.run).document;
+    const { stored, document } = request.run;
+    const gh = await this.deps.installations.client(stored.repo);
+    const { definition } = document;
     const outcome = await this.deps.answers.applyApproval(
       {
         gh,
-        repo: { ...splitFullName(request.run.repo), defaultBranch: definition.baseBranch },
+        repo: { ...splitFullName(stored.repo), defaultBranch: definition.baseBranch },
         actor: request.viewer.login,
         where: `${this.deps.config.publicUrl}${request.pagePath}`,
       },
-      request.run.runId,
+      stored.runId,
       request.decision,
       request.note,
       request.visit,

@@ -1,7 +1,7 @@
 import type { EvidenceEntry } from "../../engine/model.js";
 import { isRetryable } from "../../errors/app-error.js";
 import { LruMap } from "../../memory/lru-map.js";
-import type { Store, StoredRun } from "../../store/store.js";
+import type { Store } from "../../store/store.js";
 import type { Admission } from "../../runtime/admission.js";
 import { supersedeOldRunChecks, upsertCheckRun } from "./check-runs.js";
 import { createMarkedComment, findMarkedComments, updateComment } from "./comments.js";
@@ -18,10 +18,10 @@ import { renderPullBody } from "./render-pull.js";
 import { moveRunBranch } from "./run-branch.js";
 import { renderCheckRuns } from "./render-checks.js";
 import { renderStatusComment, statusMarker } from "./render-status.js";
-import { parseRunBranch } from "../handlers/run-index.js";
+import { parseRunBranch } from "../../runtime/issue-runs.js";
 import { fingerprint } from "./fingerprint.js";
 import { decodeMemo, encodeMemo, type RunMemo } from "./surface-memo.js";
-import { decodeRun, type RunDocument } from "../../runtime/run-repository.js";
+import { RunRepository, type LoadedRun, type RunDocument } from "../../store/run-repository.js";
 
 /** When a succeeded run's pull request leaves draft: `on-success` (default) or `never`. */
 export type PullReady = "never" | "on-success";
@@ -64,6 +64,7 @@ export class Surfaces {
   readonly #backlog = new Set<string>();
   /** The background lane's drain, while it has work; with the resync under way, if any. */
   #lane: BackgroundLane | undefined;
+  readonly #runs: RunRepository;
 
   constructor(
     private readonly deps: {
@@ -93,7 +94,9 @@ export class Surfaces {
       /** How long a sync waits for more transitions to fold in; default 250 ms. */
       debounceMs?: number;
     },
-  ) {}
+  ) {
+    this.#runs = new RunRepository(deps.store);
+  }
 
   /** Asks for a sync of `runId`'s surfaces (soon, once, with its latest state). */
   request(runId: string): void {
@@ -183,8 +186,8 @@ export class Surfaces {
     )
       return false;
     try {
-      const stored = await store.getRun(runId);
-      if (stored !== undefined) await this.#syncStored(runId, stored);
+      const run = await this.#runs.get(runId);
+      if (run !== undefined) await this.#syncStored(runId, run);
       return true;
     } finally {
       if (holder !== undefined) {
@@ -195,8 +198,9 @@ export class Surfaces {
     }
   }
 
-  async #syncStored(runId: string, stored: StoredRun): Promise<void> {
-    const { definition } = decodeRun(stored).document;
+  async #syncStored(runId: string, run: LoadedRun): Promise<void> {
+    const { stored, document } = run;
+    const { definition } = document;
     const parsed = parseRunBranch(definition.branch);
     if (parsed === undefined) return;
     const repo: RepoRef = { ...splitFullName(stored.repo), defaultBranch: definition.baseBranch };
@@ -207,7 +211,7 @@ export class Surfaces {
     this.#memos.set(runId, memo);
     const before = JSON.stringify(encodeMemo(memo));
     try {
-      await this.#write(runId, stored, gh, repo, memo, parsed.issue);
+      await this.#write(runId, run, gh, repo, memo, parsed.issue);
     } finally {
       // What was written is remembered even when a later write failed.
       const after = encodeMemo(memo);
@@ -217,13 +221,14 @@ export class Surfaces {
 
   async #write(
     runId: string,
-    stored: StoredRun,
+    run: LoadedRun,
     gh: GitHub,
     repo: RepoRef,
     memo: RunMemo,
     issue: number,
   ): Promise<void> {
-    const { definition, state } = decodeRun(stored).document;
+    const { stored, document } = run;
+    const { definition, state } = document;
     memo.botLogin ??= await this.deps.installations.botLogin();
     memo.comments ??= await findMarkedComments(gh, repo, issue, memo.botLogin);
 
@@ -241,13 +246,11 @@ export class Surfaces {
       const pull = await ensurePullRequest(gh, repo, definition.branch, definition, issue);
       if (pull !== undefined) memo.pull = pull;
     }
-    if (memo.pull !== undefined) await this.#describePull(gh, repo, memo, stored, issue);
+    if (memo.pull !== undefined) await this.#describePull(gh, repo, memo, document, issue);
     const runPageUrl = this.deps.runPageUrl?.(stored.repo, runId);
     let checkRunUrl: string | undefined;
     if (state.lastSha !== undefined) {
-      const evidence = (await this.deps.store.listEvidence(runId)).map(
-        (record) => record.entry as EvidenceEntry,
-      );
+      const evidence = (await this.#runs.evidence(runId)).map((record) => record.entry);
       const head = { sha: state.lastSha, earlier: checkpointShas(evidence) };
       for (const spec of renderCheckRuns(definition, state, evidence, runPageUrl)) {
         const url = await upsertCheckRun(gh, repo, memo.checks, spec, head);
@@ -293,11 +296,11 @@ export class Surfaces {
     gh: GitHub,
     repo: RepoRef,
     memo: RunMemo,
-    stored: StoredRun,
+    document: RunDocument,
     issue: number,
   ): Promise<void> {
     const pull = memo.pull;
-    const { definition, state } = decodeRun(stored).document;
+    const { definition, state } = document;
     if (pull === undefined || !SETTLED.has(state.status)) return;
     const key = `${state.status}|${state.visits.length}|${state.lastSha ?? ""}`;
     if (memo.pullBody !== key) {

@@ -7,6 +7,7 @@ import { callGitHub } from "../client/errors.js";
 import type { GitHub, RepoRef } from "../client/github.js";
 import type { Installations } from "../client/installations.js";
 import { findIssue, openIssue } from "../handlers/schedules.js";
+import { RunRepository } from "../../store/run-repository.js";
 
 /** The title of the issue the weekly summary is posted on. */
 export const SCORECARD_TITLE = "ClusterCode judge scorecard";
@@ -109,10 +110,11 @@ export class WeeklyScorecard {
       ));
     const lastWeek = new Date(now() - 8 * 86_400_000).toISOString();
     if (await postedAlready(gh, repo, issue, { week, since: lastWeek, botLogin })) return false;
-    const runs = (await store.listRuns(repoName, { limit: Infinity })).filter(
-      (run) => run.createdAt >= now() - WEEK_MS,
+    const repository = new RunRepository(store);
+    const runs = (await repository.list(repoName, { limit: Infinity })).filter(
+      (run) => run.stored.createdAt >= now() - WEEK_MS,
     );
-    const body = renderWeeklyScorecard(week, await readVerdicts(runs, store));
+    const body = renderWeeklyScorecard(week, await readVerdicts(runs, repository));
     await callGitHub("post the weekly scorecard", () =>
       gh.request("POST /repos/{owner}/{repo}/issues/{issue_number}/comments", {
         owner,

@@ -7,7 +7,7 @@ import type { DevBoxLeases } from "../devbox-leases.js";
 import type { DevBoxRegistry } from "../devbox-registry.js";
 import type { Judge } from "../judge.js";
 import type { EventSink } from "../ports.js";
-import type { RunRepository } from "../run-repository.js";
+import type { RunRepository } from "../../store/run-repository.js";
 
 /** Where DevBoxes clone from and what they are given. */
 export interface DevBoxSource {

@@ -95,9 +95,9 @@ export const githubApp = {
         "How long a webhook waits for its delivery to be recorded before it is answered anyway (202); the delivery is then picked up by the sweep.",
       readers: APP,
     }),
-    deliverySweepMs: withDefault("CLUSTERCODE_DELIVERY_SWEEP_MS", milliseconds(), 5000, {
+    deliverySweepMs: withDefault("CLUSTERCODE_DELIVERY_SWEEP_MS", milliseconds(), 1000, {
       description:
-        "How often the app sweeps the store for deliveries a replica recorded but did not handle; a replica silent for three periods is taken for gone and its deliveries are handled by another.",
+        "How often the app sweeps the store for deliveries a replica recorded but did not handle, and renews its liveness lease; a replica silent for five periods is taken for gone and its deliveries are handled by another.",
       readers: APP,
     }),
     writeGapMs: withDefault("CLUSTERCODE_GITHUB_WRITE_GAP_MS", gapMilliseconds(), 1000, {

@@ -8,7 +8,7 @@ import { Probot, ProbotOctokit } from "probot";
 import { clusterCodeApp } from "../../../src/github/intake/app.js";
 import { AppHost } from "../../../src/github/setup/app-host.js";
 import type { RunDocument } from "../../../src/runtime/runtime.js";
-import { decodeRun } from "../../../src/runtime/run-repository.js";
+import { RunRepository } from "../../../src/store/run-repository.js";
 import { webhookExample } from "./examples.js";
 import { FakeGitHub } from "./fake-github.js";
 
@@ -173,9 +173,9 @@ export async function startTestApp(
         const run = runs.find((candidate) => candidate.status === status);
         if (run !== undefined) {
           await app.host.idle();
-          const stored = await app.host.store.getRun(run.runId);
-          if (stored === undefined) throw new Error(`run ${run.runId} vanished`);
-          return decodeRun(stored).document;
+          const loaded = await new RunRepository(app.host.store).get(run.runId);
+          if (loaded === undefined) throw new Error(`run ${run.runId} vanished`);
+          return loaded.document;
         }
         if (Date.now() > deadline) {
           throw new Error(

@@ -1,6 +1,6 @@
-import { isFinal, type RunStatus } from "../../engine/model.js";
-import type { Store, StoredRun } from "../../store/store.js";
-import { decodeRun, type RunDocument } from "../../runtime/run-repository.js";
+import { isFinal, type RunStatus } from "../engine/model.js";
+import type { Store, StoredRun } from "../store/store.js";
+import { RunRepository, type RunDocument } from "../store/run-repository.js";
 
 /** The run branch of an issue's run: `clustercode/<issue>-<runId>`. */
 export function runBranch(issue: number, runId: string): string {
@@ -26,8 +26,8 @@ export async function runsOfIssue(
   repo: string,
   issue: number,
 ): Promise<IndexedRun[]> {
-  const runs = await store.listRunsOfIssue(repo, issue);
-  return runs.map((stored) => ({ stored, document: decodeRun(stored).document, issue }));
+  const runs = await new RunRepository(store).ofIssue(repo, issue);
+  return runs.map(({ stored, document }) => ({ stored, document, issue }));
 }
 
 /** Is a run still going (queued, running or awaiting input)? */
