@@ -1,3 +1,4 @@
+import type { DevBoxExecutor } from "../devbox/executor.js";
 import { DevBoxHub } from "../devbox/hub/hub.js";
 import { providerRequestLimit, providerUpstreams } from "../devbox/hub/provider-proxy.js";
 import { installationTokenAuthEnv } from "../devbox/hub/git/git-auth.js";
@@ -8,8 +9,11 @@ import type { DevBoxPorts } from "../runtime/host.js";
 import type { DevBoxEventSink, HostLog, SurfacesPort } from "../runtime/ports.js";
 import type { Store } from "../store/store.js";
 import { TokenScrubbingExecutor } from "./clone-source.js";
-import { chooseExecutor } from "./executor-choice.js";
+import { chooseExecutor, type ExecutorChoice } from "./executor-choice.js";
 import type { Installations } from "./installations.js";
+
+/** A DevBox executor the app can stop all DevBoxes of when it closes. */
+export type AppExecutor = DevBoxExecutor & { stopAll?: () => Promise<void> };
 
 /** What the app's DevBoxes are started with. */
 export interface AppDevBoxesOptions {
@@ -21,6 +25,8 @@ export interface AppDevBoxesOptions {
   /** The URL of `repo` (owner/name) on GitHub, without credentials (the hub adds them). */
   cloneUrl: (repo: string, token?: string) => string;
   cliPath?: string;
+  /** The executor to use instead of the one the environment chooses. */
+  executor?: AppExecutor;
   /** What the executor last said about each run's DevBox (ECS placement waits), by run. */
   notices: Map<string, string>;
 }
@@ -36,22 +42,26 @@ export async function appDevBoxes(
   surfaces: SurfacesPort,
 ): Promise<DevBoxPorts> {
   const { env, store, installations, notices } = options;
-  const choice = await chooseExecutor(
-    env,
-    () =>
-      new LocalExecutor({
-        stateDir: options.stateDir,
-        env,
-        ...(options.cliPath === undefined ? {} : { cliPath: options.cliPath }),
-      }),
-    (event) => events.onHubEvent(event),
-    (devboxId, notice) => {
-      const { runId } = splitDevBoxId(devboxId);
-      if (notice === undefined) notices.delete(runId);
-      else notices.set(runId, notice);
-      surfaces.request(runId);
-    },
-  );
+  const given = options.executor;
+  const choice: ExecutorChoice =
+    given === undefined
+      ? await chooseExecutor(
+          env,
+          () =>
+            new LocalExecutor({
+              stateDir: options.stateDir,
+              env,
+              ...(options.cliPath === undefined ? {} : { cliPath: options.cliPath }),
+            }),
+          (event) => events.onHubEvent(event),
+          (devboxId, notice) => {
+            const { runId } = splitDevBoxId(devboxId);
+            if (notice === undefined) notices.delete(runId);
+            else notices.set(runId, notice);
+            surfaces.request(runId);
+          },
+        )
+      : { executor: given, hubHost: "127.0.0.1", hubPort: 0, tokenFromHub: false };
   const { executor } = choice;
   if (executor instanceof TokenScrubbingExecutor) await executor.reap();
   // The lapse the DevBoxes are given is the hub's too, as `clustercode run` has it: a hub on

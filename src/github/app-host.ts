@@ -16,7 +16,7 @@ import { runPageUrl, runPagesFromEnv } from "../ui/run-pages-config.js";
 import type { RunPagesHandler } from "../ui/run-pages-server.js";
 import { Answers } from "./answers.js";
 import { sendBackIfConflicting } from "./conflicts.js";
-import { appDevBoxes } from "./app-devboxes.js";
+import { appDevBoxes, type AppExecutor } from "./app-devboxes.js";
 import type { GitHubAuth } from "./github.js";
 import { DeliveryIntake } from "./intake.js";
 import { WeeklyScorecard } from "./weekly-scorecard.js";
@@ -49,6 +49,11 @@ export interface AppHostOptions {
   cloneUrl?: (repo: string, token?: string) => string;
   /** The `clustercode` CLI DevBoxes run; default the built one. */
   cliPath?: string;
+  /**
+   * Starts the DevBoxes in place of the executor the environment chooses (tests run the agent
+   * in-process); the hub listens on 127.0.0.1 for it.
+   */
+  executor?: AppExecutor;
 }
 
 /**
@@ -157,6 +162,7 @@ export class AppHost {
             cloneUrl,
             notices,
             ...(options.cliPath === undefined ? {} : { cliPath: options.cliPath }),
+            ...(options.executor === undefined ? {} : { executor: options.executor }),
           },
           events,
           requests,

@@ -9,6 +9,7 @@ import { clusterCodeApp } from "../../../src/github/app.js";
 import { AppHost } from "../../../src/github/app-host.js";
 import type { RunDocument } from "../../../src/runtime/runtime.js";
 import { decodeRun } from "../../../src/runtime/run-repository.js";
+import { InProcessExecutor } from "../../helpers/in-process-executor.js";
 import { webhookExample } from "./examples.js";
 import { FakeGitHub } from "./fake-github.js";
 
@@ -87,6 +88,11 @@ export interface TestAppOptions {
    * builds for the GitHub it talks to (a scenario serving that repository over HTTP).
    */
   cloneDirectly?: boolean;
+  /**
+   * How DevBoxes run: their agents in this process (default; see InProcessExecutor), or as the
+   * app runs them, local processes of the built CLI (`dist/`), for tests that exist to prove them.
+   */
+  devboxes?: "in-process" | "processes";
   /** Receives the handlers the app adds to its HTTP server (the run pages). */
   addHandler?: (handler: (req: IncomingMessage, res: ServerResponse) => unknown) => void;
 }
@@ -105,18 +111,23 @@ export async function startTestApp(
   github.install();
   const errors: string[] = [];
   const open = async (): Promise<{ host: AppHost; probot: Probot }> => {
+    const env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      CLUSTERCODE_DEVBOX_LAPSE_MS: "30000",
+      // DevBoxes push to a local bare repository the test (root, in CI) owns, which a DevBox's
+      // own uid cannot write: unsandboxed until git goes through the hub. The walls are
+      // tested in test/security/devbox-walls.test.ts.
+      CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: "1",
+      ...options.env,
+    };
+    const stateDir = join(dir, "state");
     const host = await AppHost.open({
-      stateDir: join(dir, "state"),
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        CLUSTERCODE_DEVBOX_LAPSE_MS: "30000",
-        // DevBoxes push to a local bare repository the test (root, in CI) owns, which a DevBox's
-        // own uid cannot write: unsandboxed until git goes through the hub. The walls are
-        // tested in test/security/devbox-walls.test.ts.
-        CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: "1",
-        ...options.env,
-      },
+      stateDir,
+      env,
+      ...(options.devboxes === "processes"
+        ? {}
+        : { executor: new InProcessExecutor(stateDir, env) }),
       log: {
         error: (message, error) =>
           errors.push(`${message}: ${error instanceof Error ? error.message : String(error)}`),
