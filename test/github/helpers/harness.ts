@@ -10,7 +10,7 @@ import { AppHost } from "../../../src/github/app-host.js";
 import type { RunDocument } from "../../../src/runtime/runtime.js";
 import { decodeRun } from "../../../src/runtime/run-repository.js";
 import { InProcessExecutor } from "../../helpers/in-process-executor.js";
-import { webhookExample } from "./examples.js";
+import { OWNER, REPO } from "../../helpers/payloads.js";
 import { FakeGitHub } from "./fake-github.js";
 
 const { privateKey } = generateKeyPairSync("rsa", {
@@ -19,14 +19,22 @@ const { privateKey } = generateKeyPairSync("rsa", {
   publicKeyEncoding: { type: "spki", format: "pem" },
 });
 
-/** The repository every scenario plays in (the webhook examples' Codertocat/Hello-World). */
-export const OWNER = "Codertocat";
-export const REPO = "Hello-World";
-
-/** The part of a payload every scenario adjusts. */
-interface RepositoryPayload {
-  repository: { name: string; full_name: string; owner: { login: string }; default_branch: string };
-}
+/** A build and an approval gate: the smallest workflow that parks a run for an answer. */
+export const SHIP_WORKFLOW = `version: 1
+name: ship
+on:
+  label: clustercode
+nodes:
+  build:
+    kind: run
+    run: echo built > out.txt
+  gate:
+    kind: approval
+edges:
+  - { from: build, to: gate }
+  - { from: gate, to: done, label: approved }
+  - { from: gate, to: failed, label: rejected }
+`;
 
 /** A running app over a fake GitHub and a local git repository standing in for the remote. */
 export interface TestApp {
@@ -201,23 +209,4 @@ export async function startTestApp(
     },
   };
   return app;
-}
-
-/** A payload from the webhook examples with the scenario's repository and installation. */
-export function payloadOf<T extends RepositoryPayload>(
-  event: string,
-  action: string | undefined,
-  change: (payload: T) => void,
-): T {
-  const payload = webhookExample<T>(event, action);
-  (payload as { installation?: unknown }).installation = {
-    id: 1,
-    node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ==",
-  };
-  payload.repository.name = REPO;
-  payload.repository.full_name = `${OWNER}/${REPO}`;
-  payload.repository.owner.login = OWNER;
-  payload.repository.default_branch = "main";
-  change(payload);
-  return payload;
 }
