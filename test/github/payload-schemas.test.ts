@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkPayload, PAYLOAD_SCHEMAS } from "../../src/github/payload-schemas.js";
+import { checkPayload, PAYLOAD_SCHEMAS } from "../../src/github/intake/payload-schemas.js";
 import { commentOn, labeledIssue, webhookExamples } from "../helpers/payloads.js";
 
 describe("the payload fields the handlers read", () => {

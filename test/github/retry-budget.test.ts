@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { parseCommand } from "../../src/github/commands.js";
+import { parseCommand } from "../../src/github/handlers/commands.js";
 import { startTestApp, type TestApp } from "./helpers/harness.js";
 import { commentOn, labeledIssue } from "../helpers/payloads.js";
 

@@ -27,12 +27,8 @@ export function staleSource(root = ROOT): string | undefined {
 export default function setup(): void {
   const stale = staleSource();
   if (stale === undefined) return;
-  process.stderr.write(`dist/ is older than ${stale}: building (tsc -p tsconfig.build.json)\n`);
-  const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
-  execFileSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], {
-    cwd: ROOT,
-    stdio: "inherit",
-  });
+  process.stderr.write(`dist/ is older than ${stale}: building (npm run build)\n`);
+  execFileSync("npm", ["run", "build"], { cwd: ROOT, stdio: "inherit" });
   const still = staleSource();
   if (still !== undefined) throw new Error(`dist/ is still older than ${still} after building`);
 }

@@ -5,10 +5,10 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Probot, ProbotOctokit } from "probot";
-import { clusterCodeApp } from "../../../src/github/app.js";
-import { AppHost } from "../../../src/github/app-host.js";
+import { clusterCodeApp } from "../../../src/github/intake/app.js";
+import { AppHost } from "../../../src/github/setup/app-host.js";
 import type { RunDocument } from "../../../src/runtime/runtime.js";
-import { decodeRun } from "../../../src/runtime/run-repository.js";
+import { RunRepository } from "../../../src/store/run-repository.js";
 import { InProcessExecutor } from "../../helpers/in-process-executor.js";
 import { OWNER, REPO } from "../../helpers/payloads.js";
 import { FakeGitHub } from "./fake-github.js";
@@ -130,18 +130,27 @@ export async function startTestApp(
       ...options.env,
     };
     const stateDir = join(dir, "state");
-    const host = await AppHost.open({
-      stateDir,
-      env,
-      ...(options.devboxes === "processes"
-        ? {}
-        : { executor: new InProcessExecutor(stateDir, env) }),
-      log: {
-        error: (message, error) =>
-          errors.push(`${message}: ${error instanceof Error ? error.message : String(error)}`),
+    const inProcess = () =>
+      Promise.resolve({
+        executor: new InProcessExecutor(stateDir, env),
+        hubHost: "127.0.0.1",
+        hubPort: 0,
+        tokenFromHub: false,
+      });
+    const host = await AppHost.open(
+      {
+        stateDir,
+        env,
+        log: {
+          error: (message, error) =>
+            errors.push(`${message}: ${error instanceof Error ? error.message : String(error)}`),
+        },
       },
-      ...(options.cloneDirectly === false ? {} : { cloneUrl: () => remote }),
-    });
+      {
+        ...(options.cloneDirectly === false ? {} : { cloneUrl: () => remote }),
+        ...(options.devboxes === "processes" ? {} : { executor: inProcess }),
+      },
+    );
     const probot = new Probot({
       appId: 1,
       privateKey,
@@ -190,9 +199,9 @@ export async function startTestApp(
         const run = runs.find((candidate) => candidate.status === status);
         if (run !== undefined) {
           await app.host.idle();
-          const stored = await app.host.store.getRun(run.runId);
-          if (stored === undefined) throw new Error(`run ${run.runId} vanished`);
-          return decodeRun(stored).document;
+          const loaded = await new RunRepository(app.host.store).get(run.runId);
+          if (loaded === undefined) throw new Error(`run ${run.runId} vanished`);
+          return loaded.document;
         }
         if (Date.now() > deadline) {
           throw new Error(
