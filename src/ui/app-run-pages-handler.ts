@@ -1,3 +1,5 @@
+import { AppWorkflowFiles } from "../editor/app-workflow-files.js";
+import { createEditorHandler } from "../editor/editor-server.js";
 import type { Answers } from "../github/answers.js";
 import type { Installations } from "../github/installations.js";
 import type { Store } from "../store/store.js";
@@ -8,7 +10,7 @@ import { createRunPagesHandler, type RunPagesHandler } from "./run-pages-server.
 import { sessionSecret } from "./session-secret.js";
 import { SignedCookies } from "./signed-cookies.js";
 
-/** The app's run pages, sign-in and JSON API as one handler for its HTTP server. */
+/** The app's run pages, workflow editor, sign-in and JSON API as one handler for its server. */
 export function appRunPagesHandler(deps: {
   config: RunPagesConfig;
   store: Pick<
@@ -28,11 +30,13 @@ export function appRunPagesHandler(deps: {
 }): RunPagesHandler {
   const signIn = new GitHubSignIn(deps.config, cookiesOnce(deps), deps.store, deps.now);
   const host = new AppRunPages({ ...deps, signIn });
-  return createRunPagesHandler(
+  const runPages = createRunPagesHandler(
     host,
     deps.store,
     deps.assetDir === undefined ? {} : { assetDir: deps.assetDir },
   );
+  const editor = createEditorHandler(host, new AppWorkflowFiles(deps.installations));
+  return async (req, res) => (await editor(req, res)) || runPages(req, res);
 }
 
 /**
