@@ -22,7 +22,7 @@ describe("saving from the app's editor", () => {
       auth: { token: "ghs_test" },
       retry: { enabled: false },
       throttle: { enabled: false },
-    }) as GitHub;
+    });
     files = new AppWorkflowFiles({ client: () => Promise.resolve(gh) });
     nock(API).persist().get(REPO).reply(200, { default_branch: "main" });
   });
