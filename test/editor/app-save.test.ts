@@ -2,7 +2,6 @@ import nock from "nock";
 import { ProbotOctokit } from "probot";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { AppWorkflowFiles } from "../../src/editor/app-workflow-files.js";
-import type { GitHub } from "../../src/github/github.js";
 
 const API = "https://api.github.com";
 const REPO = "/repos/Codertocat/Hello-World";
