@@ -2,7 +2,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
 import { createEditorHandler } from "../editor/editor-server.js";
-import { LocalWorkflowFiles } from "../editor/local-workflow-files.js";
+import { LocalWorkflowFiles } from "./local-workflow-files.js";
 import { openLocalHost } from "./open-local-host.js";
 import { LocalRunPages } from "../ui/local-run-pages.js";
 import { createRunPagesHandler } from "../ui/run-pages-server.js";

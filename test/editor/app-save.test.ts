@@ -1,7 +1,7 @@
 import nock from "nock";
 import { ProbotOctokit } from "probot";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { AppWorkflowFiles } from "../../src/editor/app-workflow-files.js";
+import { AppWorkflowFiles } from "../../src/github/pages/app-workflow-files.js";
 
 const API = "https://api.github.com";
 const REPO = "/repos/Codertocat/Hello-World";

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createEditorHandler } from "../../src/editor/editor-server.js";
-import { LocalWorkflowFiles } from "../../src/editor/local-workflow-files.js";
+import { LocalWorkflowFiles } from "../../src/cli/local-workflow-files.js";
 import { LocalRunPages } from "../../src/ui/local-run-pages.js";
 
 /** An editor served as `clustercode ui` serves it, over a temporary repository's workflows. */
@@ -25,7 +25,15 @@ export async function startLocalEditor(files: Record<string, string>): Promise<L
   const server = createServer();
   const pages = new LocalRunPages({
     host: {
-      store: { listActiveRuns: () => Promise.resolve([]), listRuns: () => Promise.resolve([]) },
+      store: {
+        getRun: () => Promise.resolve(undefined),
+        getRunVersion: () => Promise.resolve(undefined),
+        listRuns: () => Promise.resolve([]),
+        listActiveRuns: () => Promise.resolve([]),
+        listActiveRunHeads: () => Promise.resolve([]),
+        listRunsOfIssue: () => Promise.resolve([]),
+        listEvidence: () => Promise.resolve([]),
+      },
       resume: () => Promise.resolve(undefined),
       deliver: () => Promise.reject(new Error("the editor answers nothing")),
     },
