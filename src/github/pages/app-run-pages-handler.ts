@@ -1,3 +1,5 @@
+import { AppWorkflowFiles } from "./app-workflow-files.js";
+import { createEditorHandler } from "../../editor/editor-server.js";
 import type { Answers } from "../handlers/answers.js";
 import type { Installations } from "../client/installations.js";
 import type { RunReads } from "../../store/run-repository.js";
@@ -9,7 +11,7 @@ import { createRunPagesHandler, type RunPagesHandler } from "../../ui/run-pages-
 import { sessionSecret } from "../../ui/session-secret.js";
 import { SignedCookies } from "../../ui/signed-cookies.js";
 
-/** The app's run pages, sign-in and JSON API as one handler for its HTTP server. */
+/** The app's run pages, workflow editor, sign-in and JSON API as one handler for its server. */
 export function appRunPagesHandler(deps: {
   config: RunPagesConfig;
   store: RunReads & Pick<Store, "settingOrPropose" | "putSession" | "getSession" | "deleteSession">;
@@ -20,11 +22,13 @@ export function appRunPagesHandler(deps: {
 }): RunPagesHandler {
   const signIn = new GitHubSignIn(deps.config, cookiesOnce(deps), deps.store, deps.now);
   const host = new AppRunPages({ ...deps, signIn });
-  return createRunPagesHandler(
+  const runPages = createRunPagesHandler(
     host,
     deps.store,
     deps.assetDir === undefined ? {} : { assetDir: deps.assetDir },
   );
+  const editor = createEditorHandler(host, new AppWorkflowFiles(deps.installations));
+  return async (req, res) => (await editor(req, res)) || runPages(req, res);
 }
 
 /**
