@@ -1,4 +1,3 @@
-import { DEVBOX_LEASE_MS } from "../runtime/devbox-leases.js";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { gitHostBaseUrl, repositoryCloneUrl } from "../devbox/git-host.js";
@@ -9,6 +8,7 @@ import { openTelemetry, type Telemetry } from "../telemetry/telemetry.js";
 import { judgeFromEnv } from "../runtime/judge.js";
 import type { HostLog } from "../runtime/ports.js";
 import type { Runtime } from "../runtime/runtime.js";
+import type { Settings } from "../settings/index.js";
 import { openStore } from "../store/embedded.js";
 import type { DeliveryRecord, Store } from "../store/store.js";
 import { appRunPagesHandler } from "../ui/app-run-pages-handler.js";
@@ -37,6 +37,9 @@ export type AppLog = HostLog;
 export interface AppHostOptions {
   /** The embedded store and the DevBoxes' checkouts live here. */
   stateDir: string;
+  /** The settings, decoded once at start. */
+  settings: Settings;
+  /** The environment passed on: to DevBoxes (allow-listed names, a workflow's named secrets). */
   env: NodeJS.ProcessEnv;
   log: AppLog;
   now?: () => number;
@@ -88,6 +91,7 @@ export class AppHost {
   static async open(options: AppHostOptions): Promise<AppHost> {
     const now = options.now ?? Date.now;
     const { env, log } = options;
+    const { githubApp, devboxes } = options.settings;
     const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
     const opened = await openStore({ stateDir: options.stateDir, env });
     const store = opened.store;
@@ -100,14 +104,8 @@ export class AppHost {
     const notices = new Map<string, string>();
     const pages = runPagesFromEnv(env);
     // Set but incomplete is a mistake worth saying; unset is the choice of no run pages.
-    if (!pages.ok && (env.CLUSTERCODE_PUBLIC_URL ?? "") !== "")
+    if (!pages.ok && options.settings.runPages.publicUrl !== undefined)
       log.error("run pages are off", new Error(pages.why));
-    const pullReady = env.CLUSTERCODE_PR_READY ?? "on-success";
-    if (pullReady !== "never" && pullReady !== "on-success")
-      log.error(
-        "CLUSTERCODE_PR_READY",
-        new Error(`must be never or on-success, not "${pullReady}"; using on-success`),
-      );
     let surfaces: Surfaces | undefined;
     // Answers exist once the runtime does (after the surfaces); a run succeeds only after that.
     const late: { answers?: Answers } = {};
@@ -119,7 +117,7 @@ export class AppHost {
         admission,
         onError: (error, runId) => log.error(`surfaces of run ${runId}`, error),
         devboxNotice: (runId) => notices.get(runId),
-        pullReady: pullReady === "never" ? "never" : "on-success",
+        pullReady: githubApp.prReady,
         onSucceeded: async (check) => {
           if (late.answers !== undefined)
             await sendBackIfConflicting(late.answers, { ...check, holder: `sync:${check.runId}` });
@@ -142,7 +140,7 @@ export class AppHost {
       }),
       holder,
       // Replicas share the store: which of them runs a DevBox is a lease in it.
-      devboxLeaseMs: Number(env.CLUSTERCODE_DEVBOX_LEASE_MS ?? "") || DEVBOX_LEASE_MS,
+      devboxLeaseMs: devboxes.leaseMs,
       ...faultInjection(env),
       telemetry: await openTelemetry(env),
       surfaces: surfacesOf,
@@ -182,10 +180,10 @@ export class AppHost {
       now,
       holder,
       handle: (delivery) => opened_(box).handle(delivery),
-      ...(env.CLUSTERCODE_ACK_DEADLINE_MS === undefined
-        ? {}
-        : { ackDeadlineMs: Number(env.CLUSTERCODE_ACK_DEADLINE_MS) }),
-      ...deliverySweepFromEnv(env),
+      ackDeadlineMs: githubApp.ackDeadlineMs,
+      // A replica is taken for gone after three periods, its deliveries for left after two.
+      sweepPeriodMs: githubApp.deliverySweepMs,
+      staleMs: 2 * githubApp.deliverySweepMs,
       onError: (error, delivery) =>
         log.error(`delivery ${delivery.deliveryId} (${delivery.event})`, error),
     });
@@ -193,10 +191,7 @@ export class AppHost {
     const runPages = pages.ok
       ? appRunPagesHandler({ config: pages.config, store, installations, answers, now })
       : undefined;
-    const scorecardRepos = (env.CLUSTERCODE_SCORECARD_REPOS ?? "")
-      .split(",")
-      .map((repo) => repo.trim())
-      .filter((repo) => repo !== "");
+    const scorecardRepos = githubApp.scorecardRepos;
     const weekly =
       scorecardRepos.length === 0
         ? undefined
@@ -297,20 +292,6 @@ export class AppHost {
     await this.core.close();
     await this.closeStore();
   }
-}
-
-/**
- * CLUSTERCODE_DELIVERY_SWEEP_MS: how often the intake sweeps for deliveries a process left
- * unhandled (default 5 s), and so how soon a replica is taken for gone (three periods) and its
- * deliveries for left (two); the crash tests restart the app within seconds.
- */
-function deliverySweepFromEnv(env: NodeJS.ProcessEnv): {
-  sweepPeriodMs?: number;
-  staleMs?: number;
-} {
-  const period = Number(env.CLUSTERCODE_DELIVERY_SWEEP_MS ?? "");
-  if (env.CLUSTERCODE_DELIVERY_SWEEP_MS === undefined || !(period > 0)) return {};
-  return { sweepPeriodMs: period, staleMs: 2 * period };
 }
 
 function opened_(box: { host?: AppHost }): AppHost {

@@ -16,6 +16,7 @@ import { hubGitAuthEnv } from "../hub/git/git-auth.js";
 import { launchAgent } from "./launch.js";
 import type { HubRelay } from "./hub-relay.js";
 import { chooseIsolation, devboxUid, UNSAFE_ENV, type Isolation } from "./sandbox.js";
+import { inheritedEnvironment } from "../../settings/process-environment.js";
 
 /** How a {@link LocalExecutor} is set up. */
 export interface LocalExecutorOptions {
@@ -67,7 +68,7 @@ export class LocalExecutor implements DevBoxExecutor {
 
   constructor(options: LocalExecutorOptions) {
     this.#options = options;
-    this.#env = options.env ?? process.env;
+    this.#env = options.env ?? inheritedEnvironment();
     this.#cliPath = options.cliPath ?? defaultCliPath();
   }
 
