@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { resolve } from "node:path";
 import { ProbotOctokit, run } from "probot";
-import { clusterCodeApp } from "./app.js";
-import { AppHost } from "./app-host.js";
-import { InstallationPacing, pacedOctokit } from "./pacing.js";
-import { needsSetup, startSetupServer } from "./setup-mode.js";
+import { clusterCodeApp } from "./intake/app.js";
+import { AppHost } from "./setup/app-host.js";
+import { InstallationPacing, pacedOctokit } from "./client/pacing.js";
+import { needsSetup, startSetupServer } from "./setup/setup-mode.js";
 import type { Settings } from "../settings/index.js";
 import {
   applyDotEnv,

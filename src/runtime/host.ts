@@ -10,10 +10,11 @@ import type { Judge } from "./judge.js";
 import type { DevBoxEventSink, HostLog, SurfacesPort } from "./ports.js";
 import { DevBoxLeases } from "./devbox-leases.js";
 import { recoverRun, recoverRuns } from "./recover.js";
-import { RunRepository, type RunDocument } from "./run-repository.js";
+import { RunRepository, type RunDocument } from "../store/run-repository.js";
 import { Runtime, type RuntimeOptions } from "./runtime.js";
 import { NO_SURFACES, Settlement } from "./settlement.js";
 import { TimerPump } from "./timer-pump.js";
+import { idleAll } from "./concurrency/task-set.js";
 import { NO_TELEMETRY, type Telemetry } from "../telemetry/telemetry.js";
 
 /** The DevBox side a host runs on: started by its `devboxes` port. */
@@ -128,11 +129,8 @@ export class Host {
   }
 
   /** Waits until the events offered so far and the queue drains they started are done. */
-  async idle(): Promise<void> {
-    do {
-      await this.runtime.idle();
-      await this.settlement.idle();
-    } while (this.runtime.busy());
+  idle(): Promise<void> {
+    return idleAll([this.runtime, this.settlement]);
   }
 
   /** Stops the timer pump, waits for runs in flight, stops DevBoxes and the hub, flushes spans. */

@@ -9,10 +9,10 @@ import { StateDirHolder } from "../store/state-dir-holder.js";
 import type { Store } from "../store/store.js";
 import { faultInjection } from "./fault-injection.js";
 import { createHost, type DevBoxPorts, type Host } from "./host.js";
-import { openTelemetry } from "../telemetry/telemetry.js";
+import { openTelemetry } from "../telemetry/open-telemetry.js";
 import { judgeFromEnv } from "./judge.js";
 import type { DevBoxEventSink } from "./ports.js";
-import type { RunDocument } from "./run-repository.js";
+import type { RunDocument } from "../store/run-repository.js";
 import { isSettled, type Runtime } from "./runtime.js";
 
 /** How a local host is opened. */

@@ -1,10 +1,10 @@
-import { callGitHub } from "../errors.js";
-import { sendBackIfConflicting } from "../conflicts.js";
-import { repoOf } from "../github.js";
-import { parseRunBranch } from "../run-index.js";
-import type { HandlerContext, RepositoryPayload } from "../services.js";
-import { publishValidation } from "../validation-check.js";
-import { isWorkflowPath } from "../workflow-source.js";
+import { callGitHub } from "../client/errors.js";
+import { sendBackIfConflicting } from "./conflicts.js";
+import { repoOf } from "../client/github.js";
+import { parseRunBranch } from "./run-index.js";
+import type { HandlerContext, RepositoryPayload } from "./services.js";
+import { publishValidation } from "../surfaces/validation-check.js";
+import { isWorkflowPath } from "../client/workflow-source.js";
 
 /** The fields of a `pull_request` event the app reads. */
 export interface PullRequestPayload extends RepositoryPayload {

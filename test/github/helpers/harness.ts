@@ -5,10 +5,10 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Probot, ProbotOctokit } from "probot";
-import { clusterCodeApp } from "../../../src/github/app.js";
-import { AppHost } from "../../../src/github/app-host.js";
+import { clusterCodeApp } from "../../../src/github/intake/app.js";
+import { AppHost } from "../../../src/github/setup/app-host.js";
 import type { RunDocument } from "../../../src/runtime/runtime.js";
-import { decodeRun } from "../../../src/runtime/run-repository.js";
+import { RunRepository } from "../../../src/store/run-repository.js";
 import { webhookExample } from "./examples.js";
 import { FakeGitHub } from "./fake-github.js";
 import { decodeSettings } from "../../../src/settings/index.js";
@@ -174,9 +174,9 @@ export async function startTestApp(
         const run = runs.find((candidate) => candidate.status === status);
         if (run !== undefined) {
           await app.host.idle();
-          const stored = await app.host.store.getRun(run.runId);
-          if (stored === undefined) throw new Error(`run ${run.runId} vanished`);
-          return decodeRun(stored).document;
+          const loaded = await new RunRepository(app.host.store).get(run.runId);
+          if (loaded === undefined) throw new Error(`run ${run.runId} vanished`);
+          return loaded.document;
         }
         if (Date.now() > deadline) {
           throw new Error(
