@@ -67,6 +67,7 @@ const run: Command = async (args, io) => {
   const branch = `clustercode/local-${runId}`;
   const host = await openLocalHost("run", {
     stateDir: await usableStateDir(values["state-dir"], io.env),
+    settings: io.settings,
     env: io.env,
     onTransition: progressPrinter(io, format),
   });

@@ -26,6 +26,7 @@ const ui: Command = async (args, io) => {
     throw new UsageError("--port must be a port number");
   const host = await openLocalHost("ui", {
     stateDir: resolveStateDir(values["state-dir"], io.env),
+    settings: io.settings,
     env: io.env,
   });
   const repo = resolve(io.cwd, values.repo ?? ".");

@@ -14,10 +14,14 @@ import { judgeFromEnv } from "./judge.js";
 import type { DevBoxEventSink } from "./ports.js";
 import type { RunDocument } from "../store/run-repository.js";
 import { isSettled, type Runtime } from "./runtime.js";
+import type { Settings } from "../settings/index.js";
 
 /** How a local host is opened. */
 export interface LocalHostOptions {
   stateDir: string;
+  /** The settings, decoded once at start. */
+  settings: Settings;
+  /** The environment passed on to DevBoxes (allow-listed names, a workflow's named secrets). */
   env: NodeJS.ProcessEnv;
   /** The CLI command opening it, named in the state directory's holder note. */
   command?: string;
@@ -171,11 +175,10 @@ async function localDevBoxes(
 ): Promise<DevBoxPorts> {
   const executor = new LocalExecutor({ stateDir: options.stateDir, env: options.env });
   await executor.reap();
-  const lapse = Number(options.env.CLUSTERCODE_DEVBOX_LAPSE_MS ?? "") || undefined;
   const hub = new DevBoxHub({
     onEvent: (event) => events.onHubEvent(event),
     onError: fail,
-    ...(lapse === undefined ? {} : { lapseMs: lapse }),
+    lapseMs: options.settings.devboxes.lapseMs,
     providers: providerUpstreams(options.env),
     maxProviderRequests: providerRequestLimit(options.env),
     // DevBoxes clone and push through the hub; accepted pushes land in the local repository.

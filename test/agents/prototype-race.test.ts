@@ -8,6 +8,7 @@ import { resolveEngines } from "../../src/agents/engines.js";
 import type { EvidenceEntry } from "../../src/engine/model.js";
 import { LocalHost } from "../../src/runtime/local-host.js";
 import { workflowOf } from "../engine/harness.js";
+import { decodeSettings } from "../../src/settings/index.js";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "clustercode-race-")));
 afterAll(() => rm(root, { recursive: true, force: true }));
@@ -63,17 +64,19 @@ nodes:
     gates: [{ name: winner, run: test -f WINNER }]
     select: first
 `);
+    const env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      // Variants push to a local repository the test (root, in CI) owns, and their processes
+      // are watched from the host: unsandboxed on purpose (walls: test/security/).
+      CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: "1",
+      CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200",
+      CLUSTERCODE_DEVBOX_LAPSE_MS: "3000",
+    };
     const host = await LocalHost.open({
       stateDir: join(root, "state"),
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        // Variants push to a local repository the test (root, in CI) owns, and their processes
-        // are watched from the host: unsandboxed on purpose (walls: test/security/).
-        CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: "1",
-        CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200",
-        CLUSTERCODE_DEVBOX_LAPSE_MS: "3000",
-      },
+      settings: decodeSettings(env),
+      env,
     });
     try {
       await host.runtime.start(

@@ -6,6 +6,7 @@ import { LocalExecutor } from "../../devbox/local/executor.js";
 import { splitDevBoxId } from "../../runtime/devbox-registry.js";
 import type { DevBoxPorts } from "../../runtime/host.js";
 import type { DevBoxEventSink, HostLog, SurfacesPort } from "../../runtime/ports.js";
+import type { Settings } from "../../settings/index.js";
 import type { Store } from "../../store/store.js";
 import { TokenScrubbingExecutor } from "./clone-source.js";
 import { chooseExecutor } from "./executor-choice.js";
@@ -14,6 +15,8 @@ import type { Installations } from "../client/installations.js";
 /** What the app's DevBoxes are started with. */
 export interface AppDevBoxesOptions {
   stateDir: string;
+  settings: Settings;
+  /** The environment passed on to DevBoxes (allow-listed names, a workflow's named secrets). */
   env: NodeJS.ProcessEnv;
   store: Store;
   installations: Installations;
@@ -56,17 +59,17 @@ export async function appDevBoxes(
   if (executor instanceof TokenScrubbingExecutor) await executor.reap();
   // The lapse the DevBoxes are given is the hub's too, as `clustercode run` has it: a hub on
   // its default would call a DevBox lost sooner or later than the DevBox gives up on the hub.
-  const lapse = Number(env.CLUSTERCODE_DEVBOX_LAPSE_MS ?? "") || undefined;
+  const { gheHost } = options.settings.githubApp;
   const hub = new DevBoxHub({
     onEvent: (event) => events.onHubEvent(event),
     onError: (error) => options.log.error("DevBox hub", error),
-    ...(lapse === undefined ? {} : { lapseMs: lapse }),
+    lapseMs: options.settings.devboxes.lapseMs,
     host: choice.hubHost,
     port: choice.hubPort,
     providers: providerUpstreams(env),
     maxProviderRequests: providerRequestLimit(env),
     // `github` in a devbox.network.allow list means the GHE host there.
-    ...(env.GHE_HOST === undefined ? {} : { egress: { repositoryHost: env.GHE_HOST } }),
+    ...(gheHost === undefined ? {} : { egress: { repositoryHost: gheHost } }),
     // DevBoxes clone and push through the hub, which alone holds the installation token.
     git: {
       stateDir: options.stateDir,

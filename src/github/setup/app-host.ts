@@ -149,6 +149,7 @@ export class AppHost {
         appDevBoxes(
           {
             stateDir: options.stateDir,
+            settings: options.settings,
             env,
             store,
             installations,
