@@ -15,6 +15,7 @@ export const LAYERS = [
   ["runtime"],
   ["scorecard"],
   ["ui"],
+  ["editor"],
   ["github", "cli"],
 ];
 

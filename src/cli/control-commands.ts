@@ -49,7 +49,6 @@ function controlCommand(
     const stateDir = await usableStateDir(values["state-dir"], io.env);
     const host = await openLocalHost(name, {
       stateDir,
-      settings: io.settings,
       env: io.env,
       onTransition: progressPrinter(io, format),
     });

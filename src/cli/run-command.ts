@@ -15,7 +15,7 @@ import {
   type Command,
   type CommandIo,
 } from "./command.js";
-import { discoverWorkflows, findGitRoot } from "./find-workflows.js";
+import { discoverWorkflows, findGitRoot } from "../workflow/find-workflows.js";
 import { Interruption, INTERRUPTED_EXIT } from "./interruption.js";
 import { openLocalHost } from "./open-local-host.js";
 import { finish, progressPrinter, RUN_FORMATS, usableStateDir } from "./run-output.js";
@@ -67,7 +67,6 @@ const run: Command = async (args, io) => {
   const branch = `clustercode/local-${runId}`;
   const host = await openLocalHost("run", {
     stateDir: await usableStateDir(values["state-dir"], io.env),
-    settings: io.settings,
     env: io.env,
     onTransition: progressPrinter(io, format),
   });

@@ -5,7 +5,7 @@ import { formatShare, scorecard, type ScorecardRow } from "../scorecard/scorecar
 import { DURATION_PATTERN, parseDuration } from "../workflow/duration.js";
 import { readStateDir } from "./busy-state-dir.js";
 import { formatOption, parseOptions, UsageError, type Command } from "./command.js";
-import { findGitRoot } from "./find-workflows.js";
+import { findGitRoot } from "../workflow/find-workflows.js";
 import { usableStateDir } from "./run-output.js";
 import { RunRepository } from "../store/run-repository.js";
 

@@ -4,10 +4,11 @@ import { resolve } from "node:path";
 import { createEditorHandler } from "../editor/editor-server.js";
 import { LocalWorkflowFiles } from "../editor/local-workflow-files.js";
 import { openLocalHost } from "./open-local-host.js";
+import { RunRepository } from "../store/run-repository.js";
 import { LocalRunPages } from "../ui/local-run-pages.js";
 import { createRunPagesHandler } from "../ui/run-pages-server.js";
 import { parseOptions, UsageError, type Command } from "./command.js";
-import { findWorkflowRoot } from "./find-workflows.js";
+import { findWorkflowRoot } from "../workflow/find-workflows.js";
 import { resolveStateDir } from "./run-output.js";
 
 /**
@@ -26,14 +27,13 @@ const ui: Command = async (args, io) => {
     throw new UsageError("--port must be a port number");
   const host = await openLocalHost("ui", {
     stateDir: resolveStateDir(values["state-dir"], io.env),
-    settings: io.settings,
     env: io.env,
   });
   const repo = resolve(io.cwd, values.repo ?? ".");
   const server = createServer();
   const pages = new LocalRunPages({
     host: {
-      store: host.store,
+      runs: new RunRepository(host.store),
       resume: (runId) => host.resume(runId),
       deliver: (runId, event) => host.runtime.deliver(runId, event),
     },

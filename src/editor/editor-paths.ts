@@ -1,4 +1,4 @@
-import { isWorkflowPath } from "../github/client/workflow-source.js";
+import { isWorkflowPath } from "../workflow/workflow-paths.js";
 import { decodeSegment } from "../ui/run-pages-paths.js";
 
 /** What a path under `/workflows` or `/api/workflows` names. */

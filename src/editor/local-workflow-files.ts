@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { basename, dirname, join, relative } from "node:path";
-import { discoverWorkflows } from "../cli/find-workflows.js";
+import { discoverWorkflows } from "../workflow/find-workflows.js";
 import { LAYOUT_FILE, positionsOf, withPositions } from "./layout-file.js";
 import { emptyWorkflow } from "./workflow-draft.js";
 import type { OpenedWorkflow, SaveRequest, SaveResult, WorkflowFiles } from "./workflow-files.js";

@@ -40,7 +40,6 @@ function serveApp(settings: Settings) {
     async (app, options) => {
       const host = await AppHost.open({
         stateDir: resolve(settings.store.stateDir ?? ".clustercode-state"),
-        settings,
         env: inheritedEnvironment(),
         log: { error: (message, error) => app.log.error({ err: error }, message) },
       });

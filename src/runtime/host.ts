@@ -43,8 +43,10 @@ export interface HostPorts {
   holder: string;
   /** Starts the executor and the hub, both reporting to `events`; `surfaces` hears of notices. */
   devboxes(events: DevBoxEventSink, surfaces: SurfacesPort): Promise<DevBoxPorts>;
-  /** What shows runs to people, given admission for queue places; default none. */
-  surfaces?: (admission: Admission) => SurfacesPort;
+  /** What shows runs to people; default none. */
+  surfaces?: SurfacesPort;
+  /** Run admission, when the surfaces show queue places from it; default one of its own. */
+  admission?: Admission;
   /** Told after every applied transition, after the host's own follow-up. */
   onTransition?: (run: RunDocument, effects: Effect[], event: RunEvent) => void;
   /** Where spans and metrics of runs go; default nowhere. */
@@ -147,8 +149,8 @@ export class Host {
 /** Builds a {@link Host} from its ports; the timer pump is not started yet. */
 export async function createHost(ports: HostPorts): Promise<Host> {
   const { store, clock: now, log, holder } = ports;
-  const admission = new Admission({ store, now, holder });
-  const surfaces = ports.surfaces?.(admission) ?? NO_SURFACES;
+  const admission = ports.admission ?? new Admission({ store, now, holder });
+  const surfaces = ports.surfaces ?? NO_SURFACES;
   const settlement = new Settlement({ store, admission, surfaces, log });
   const registry = new DevBoxRegistry(now);
   const devboxes = await ports.devboxes(registry, surfaces);

@@ -2,14 +2,14 @@ import { createHmac, randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { RunEvent, RunSnapshot } from "../engine/model.js";
 import type { Delivery } from "../runtime/runtime.js";
-import { RunRepository, type LoadedRun, type RunReads } from "../store/run-repository.js";
+import type { LoadedRun, RunRepository } from "../store/run-repository.js";
 import type { Access, AnswerResult, PageAnswer, RunPagesHost } from "./run-pages-host.js";
 
 /** How `clustercode ui` serves local runs. */
 export interface LocalRunPagesOptions {
   /** The state directory's runs, as `clustercode ui`'s LocalHost holds them. */
   host: {
-    store: RunReads;
+    runs: Pick<RunRepository, "list" | "listActive">;
     /** Picks a run up in this process (LocalHost.resume). */
     resume(runId: string): Promise<RunSnapshot | undefined>;
     /** Offers the run an event (the host's runtime). */
@@ -50,7 +50,7 @@ export class LocalRunPages implements RunPagesHost {
   }
 
   async listRuns(): Promise<LoadedRun[]> {
-    const runs = new RunRepository(this.options.host.store);
+    const { runs } = this.options.host;
     const active = await runs.listActive();
     const ofRepo =
       this.options.repo === undefined ? [] : await runs.list(this.options.repo, { limit: 100 });

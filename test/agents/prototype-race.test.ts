@@ -8,7 +8,6 @@ import { resolveEngines } from "../../src/agents/engines.js";
 import type { EvidenceEntry } from "../../src/engine/model.js";
 import { LocalHost } from "../../src/runtime/local-host.js";
 import { workflowOf } from "../engine/harness.js";
-import { decodeSettings } from "../../src/settings/index.js";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "clustercode-race-")));
 afterAll(() => rm(root, { recursive: true, force: true }));
@@ -75,7 +74,6 @@ nodes:
     };
     const host = await LocalHost.open({
       stateDir: join(root, "state"),
-      settings: decodeSettings(env),
       env,
     });
     try {

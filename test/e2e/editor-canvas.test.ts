@@ -98,8 +98,7 @@ async function addNode(page: Page, [id, kind, fields]: (typeof NODES)[number]): 
 
 async function setField(page: Page, key: string, value: string): Promise<void> {
   const field = page.locator(`#field-${key}`);
-  if ((await field.evaluate((element) => element.tagName)) === "SELECT")
-    await field.selectOption(value);
+  if ((await page.locator(`select#field-${key}`).count()) === 1) await field.selectOption(value);
   else {
     await field.fill(value);
     await field.press("Tab");
@@ -133,10 +132,12 @@ async function drag(page: Page, from: string, to: string): Promise<void> {
   await page.mouse.up();
 }
 
-const findingRules = (page: Page) =>
-  page
-    .locator("#findings li[data-rule]")
-    .evaluateAll((items) => items.map((item) => item.getAttribute("data-rule")));
+const findingRules = async (page: Page) =>
+  Promise.all(
+    (await page.locator("#findings li[data-rule]").all()).map((item) =>
+      item.getAttribute("data-rule"),
+    ),
+  );
 
 describe("the workflow editor in Chromium", () => {
   let browser: Browser | undefined;

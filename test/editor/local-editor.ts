@@ -25,15 +25,7 @@ export async function startLocalEditor(files: Record<string, string>): Promise<L
   const server = createServer();
   const pages = new LocalRunPages({
     host: {
-      store: {
-        getRun: () => Promise.resolve(undefined),
-        getRunVersion: () => Promise.resolve(undefined),
-        listRuns: () => Promise.resolve([]),
-        listActiveRuns: () => Promise.resolve([]),
-        listActiveRunHeads: () => Promise.resolve([]),
-        listRunsOfIssue: () => Promise.resolve([]),
-        listEvidence: () => Promise.resolve([]),
-      },
+      runs: { listActive: () => Promise.resolve([]), list: () => Promise.resolve([]) },
       resume: () => Promise.resolve(undefined),
       deliver: () => Promise.reject(new Error("the editor answers nothing")),
     },

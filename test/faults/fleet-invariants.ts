@@ -136,9 +136,7 @@ export async function runProblems(
     const loaded = await repository.get(run.runId);
     if (loaded === undefined) continue;
     const { state } = loaded.document;
-    const kinds = (await store.listEvidence(run.runId)).map(
-      (r) => (r.entry as { kind: string }).kind,
-    );
+    const kinds = (await repository.evidence(run.runId)).map((r) => r.entry.kind);
     const answered = kinds.filter((kind) => kind === "approval.answered").length;
     if (answered > 1) problems.push(`run ${run.runId} applied an approval ${answered} times`);
     if (state.status === "awaiting_input" && state.awaiting?.kind !== "lost")
@@ -147,7 +145,7 @@ export async function runProblems(
       );
     else if (!["awaiting_input", "succeeded"].includes(state.status))
       problems.push(
-        `run ${run.runId} ended ${state.status}: ${JSON.stringify((await store.listEvidence(run.runId)).slice(-5).map((r) => r.entry))}`,
+        `run ${run.runId} ended ${state.status}: ${JSON.stringify(state.visits.at(-1))}`,
       );
   }
   return problems;

@@ -45,10 +45,13 @@ edges:
   - { from: ship, to: done }
 `;
 
-/** The scenario's size: the soak's with CLUSTERCODE_SOAK=1, else CI's. */
+/**
+ * The scenario's size: the soak's with CLUSTERCODE_SOAK=1, else CI's; CLUSTERCODE_FLEET_RUNS and
+ * CLUSTERCODE_FLEET_KILLS set the numbers of runs and kills.
+ */
 const SIZE = {
-  runs: runs(3, 100),
-  kills: runs(2, 20),
+  runs: Number(process.env.CLUSTERCODE_FLEET_RUNS ?? runs(3, 100)),
+  kills: Number(process.env.CLUSTERCODE_FLEET_KILLS ?? runs(2, 20)),
   /** Between two labels. */
   labelGapMs: runs(300, 1_500),
   /** Between two kills. */
@@ -195,16 +198,14 @@ describe("three app replicas over one store, killed at random with their DevBoxe
       const seed = Number(process.env.CLUSTERCODE_SEED ?? Math.floor(Math.random() * 2 ** 31));
       const random = seeded(seed);
       const started = Date.now();
-      const fleet = await ReplicaFleet.create(FLEET_WORKFLOW, 3, {
-        CLUSTERCODE_DEVBOX_LEASE_MS: "5000",
-      });
+      const fleet = await ReplicaFleet.create(FLEET_WORKFLOW, 3);
       const opened = await fleet.openStore();
+      const chaos = new Chaos(fleet, random, SIZE.killGapMs);
       try {
         fleet.app.github.permissions.set("alice", "write");
         fleet.app.github.permissions.set("bob", "write");
         for (let i = 0; i < fleet.size; i++) await fleet.start(i);
         const traffic = new Traffic(fleet, random);
-        const chaos = new Chaos(fleet, random, SIZE.killGapMs);
         const labelled = labels(SIZE.runs);
         const watch = watchStatusComments(fleet.app.github, (issue) =>
           traffic.sentAt.get(labelled[issue - FIRST_ISSUE]?.id ?? ""),
@@ -240,6 +241,8 @@ describe("three app replicas over one store, killed at random with their DevBoxe
           SIZE.runs,
         );
       } finally {
+        // A failure leaves the killing going: no replica is started again once closing.
+        await chaos.stop();
         await opened.close();
         await fleet.close();
       }

@@ -48,8 +48,9 @@ export class ReplicaFleet {
       const stateDir = join(app.dir, `replica-${i}`);
       mkdirSync(stateDir);
       const own = { ...app.env };
-      // The intake's own defaults: what an operator gets.
+      // The intake's and the DevBox leases' own defaults: what an operator gets.
       delete own.CLUSTERCODE_DELIVERY_SWEEP_MS;
+      delete own.CLUSTERCODE_DEVBOX_LEASE_MS;
       members.push({
         env: {
           ...own,

@@ -6,7 +6,6 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { LocalHost } from "../../src/runtime/local-host.js";
 import { definitionOf, workflowOf } from "../engine/harness.js";
-import { decodeSettings } from "../../src/settings/index.js";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "clustercode-admission-")));
 afterAll(() => rm(root, { recursive: true, force: true }));
@@ -30,7 +29,6 @@ describe("admission on a local host", () => {
     writeFileSync(join(repo, "README.md"), "# demo\n");
     const host = await LocalHost.open({
       stateDir: join(root, "state"),
-      settings: decodeSettings({}),
       env: { PATH: process.env.PATH, HOME: process.env.HOME },
     });
     try {

@@ -1,11 +1,7 @@
 import { parseWorkflow, type ParseResult } from "../../workflow/parse.js";
+import { isWorkflowPath, WORKFLOW_FILE, WORKFLOWS_DIR } from "../../workflow/workflow-paths.js";
 import { callGitHub, isNotFound } from "./errors.js";
 import type { GitHub, RepoRef } from "./github.js";
-
-/** The main workflow file and the folder of further workflows. */
-export const WORKFLOW_FILE = ".clustercode/workflow.yml";
-/** Further workflows live here, one per `*.yml` file. */
-export const WORKFLOWS_DIR = ".clustercode/workflows";
 
 /** One workflow file read from a branch, with its blob SHA (which a run pins) and its parse. */
 export interface WorkflowFile {
@@ -13,11 +9,6 @@ export interface WorkflowFile {
   sha: string;
   text: string;
   parsed: ParseResult;
-}
-
-/** Is `path` a workflow file the app reads? */
-export function isWorkflowPath(path: string): boolean {
-  return path === WORKFLOW_FILE || /^\.clustercode\/workflows\/[^/]+\.ya?ml$/.test(path);
 }
 
 /**

@@ -6,8 +6,14 @@ import { callGitHub } from "../client/errors.js";
 import { fullName, type GitHub, type RepoRef } from "../client/github.js";
 import { mayApprove, mayWrite } from "../client/permissions.js";
 import { reply } from "../client/replies.js";
-import { isActive, parseRunBranch, runsOfIssue, type IndexedRun } from "./run-index.js";
+import {
+  isActive,
+  parseRunBranch,
+  runsOfIssue,
+  type IndexedRun,
+} from "../../runtime/issue-runs.js";
 import { RunRepository, type RunDocument } from "../../store/run-repository.js";
+import { waitingApproval } from "../../runtime/waiting-approval.js";
 import type { UntimedFeedback } from "./review-feedback.js";
 
 /** Where a person spoke: the repository, the issue or PR, who, and a link to it. */
@@ -87,12 +93,14 @@ export class Answers {
       return;
     }
     if (command.kind === "approve" || command.kind === "reject") {
-      await this.answerApproval(
+      // The run was read to pick it: the answer is checked and applied on that read.
+      const outcome = await this.#applyTo(
         speaker,
-        run.stored.runId,
-        command.kind === "approve" ? "approved" : "rejected",
-        command.note,
+        { runId: run.stored.runId, document: run.document },
+        { decision: command.kind === "approve" ? "approved" : "rejected", note: command.note },
       );
+      if (!outcome.applied && outcome.why !== undefined)
+        await reply(speaker.gh, speaker.repo, speaker.issue, outcome.why);
       return;
     }
     const permission = await mayWrite(speaker.gh, speaker.repo, speaker.actor);
@@ -106,35 +114,11 @@ export class Answers {
       return;
     }
     if (command.kind === "status") {
-      const { state } = run.document;
-      const where = state.active === undefined ? "" : ` at **${state.active.node}**`;
-      await reply(
-        speaker.gh,
-        speaker.repo,
-        speaker.issue,
-        `ClusterCode run \`${run.stored.runId}\` of ${run.stored.workflow}: **${state.status}**${where}${state.reason === undefined ? "" : ` (${state.reason})`}.`,
-      );
+      await reply(speaker.gh, speaker.repo, speaker.issue, statusLine(run));
       return;
     }
     const who = { actor: speaker.actor, where: speaker.where, at: this.deps.now() };
-    const event: RunEvent =
-      command.kind === "cancel"
-        ? {
-            type: "run.cancel",
-            ...who,
-            ...(command.note === undefined
-              ? {}
-              : { reason: `cancelled by ${speaker.actor}: ${command.note}` }),
-          }
-        : command.kind === "retry"
-          ? { type: "run.retry", ...who, ...(command.resetBudget ? { resetBudget: true } : {}) }
-          : {
-              type: "run.resolve",
-              outcome: command.outcome,
-              ...who,
-              ...(command.note === undefined ? {} : { note: command.note }),
-            };
-    await this.#deliver(speaker, run.stored.runId, event);
+    await this.#deliver(speaker, run.stored.runId, controlEvent(command, who));
   }
 
   /** The issue a run belongs to (from its branch), where replies about it go. */
@@ -173,27 +157,30 @@ export class Answers {
   ): Promise<ApprovalOutcome> {
     const run = await this.#runOf(who.repo, runId);
     if (run === undefined) return { applied: false };
-    const { definition, state } = run;
-    const stale = visit !== undefined && state.active?.visit !== visit;
-    if (state.awaiting?.kind !== "approval" || stale) {
-      return {
-        applied: false,
-        why: stale
-          ? `@${who.actor} that button belongs to an earlier approval of run \`${runId}\`; answer the one waiting now.`
-          : `@${who.actor} run \`${runId}\` is not waiting for an approval (it is ${state.status}).`,
-      };
-    }
-    // A review approves only what it saw: the run branch's head when it was submitted.
-    if (review.headSha !== undefined && review.headSha !== state.lastSha) {
-      return {
-        applied: false,
-        why: `@${who.actor} this review is stale: it saw ${review.headSha.slice(0, 12)}, but run \`${runId}\`'s branch is now at ${state.lastSha?.slice(0, 12) ?? "no commit"}. Nothing was approved: review the latest changes.`,
-      };
-    }
-    const node = definition.workflow.nodes[state.awaiting.node];
-    const approvers =
-      (node?.kind === "approval" ? node.approvers : undefined) ?? definition.workflow.approvers;
-    const permission = await mayApprove(who.gh, who.repo, who.actor, approvers);
+    return this.#applyTo(who, { runId, document: run }, { decision, note, visit, review });
+  }
+
+  /** Applies an answer to a run already read (see {@link applyApproval}). */
+  async #applyTo(
+    who: Omit<Speaker, "issue">,
+    run: { runId: string; document: RunDocument },
+    answer: {
+      decision: "approved" | "rejected";
+      note: string | undefined;
+      visit?: number | undefined;
+      review?: ReviewAnswer;
+    },
+  ): Promise<ApprovalOutcome> {
+    const { runId } = run;
+    const { decision, note, visit, review = {} } = answer;
+    const waiting = waitingApproval(run.document, {
+      runId,
+      actor: who.actor,
+      ...(visit === undefined ? {} : { visit }),
+      ...(review.headSha === undefined ? {} : { headSha: review.headSha }),
+    });
+    if (!waiting.ok) return { applied: false, why: waiting.why };
+    const permission = await mayApprove(who.gh, who.repo, who.actor, waiting.approval.approvers);
     if (!permission.ok) {
       return { applied: false, why: `ClusterCode did not accept this answer: ${permission.why}` };
     }
@@ -201,7 +188,7 @@ export class Answers {
       type: "approval.answer",
       decision,
       actor: who.actor,
-      node: state.awaiting.node,
+      node: waiting.approval.node,
       where: who.where,
       at: this.deps.now(),
       ...(note === undefined ? {} : { note }),
@@ -404,4 +391,35 @@ function pickRun(runs: IndexedRun[], command: RunCommand): IndexedRun | undefine
     case "rework":
       return runs.find((run) => run.stored.status === "succeeded") ?? runs[0];
   }
+}
+
+/** The one-line answer to `/status`. */
+function statusLine(run: IndexedRun): string {
+  const { state } = run.document;
+  const where = state.active === undefined ? "" : ` at **${state.active.node}**`;
+  const reason = state.reason === undefined ? "" : ` (${state.reason})`;
+  return `ClusterCode run \`${run.stored.runId}\` of ${run.stored.workflow}: **${state.status}**${where}${reason}.`;
+}
+
+/** The event of `/cancel`, `/retry` or `/resolve`, by `who`. */
+function controlEvent(
+  command: Extract<RunCommand, { kind: "cancel" | "retry" | "resolve" }>,
+  who: { actor: string; where: string; at: number },
+): RunEvent {
+  if (command.kind === "cancel")
+    return {
+      type: "run.cancel",
+      ...who,
+      ...(command.note === undefined
+        ? {}
+        : { reason: `cancelled by ${who.actor}: ${command.note}` }),
+    };
+  if (command.kind === "retry")
+    return { type: "run.retry", ...who, ...(command.resetBudget ? { resetBudget: true } : {}) };
+  return {
+    type: "run.resolve",
+    outcome: command.outcome,
+    ...who,
+    ...(command.note === undefined ? {} : { note: command.note }),
+  };
 }

@@ -1,6 +1,6 @@
 import { checkSuiteFeedback } from "./check-feedback.js";
 import { repoOf } from "../client/github.js";
-import { parseRunBranch } from "./run-index.js";
+import { parseRunBranch } from "../../runtime/issue-runs.js";
 import type { HandlerContext, RepositoryPayload } from "./services.js";
 
 /** The fields of a `check_suite` event the app reads. */

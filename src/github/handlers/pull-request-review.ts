@@ -1,6 +1,6 @@
 import { repoOf } from "../client/github.js";
 import { reviewFeedback, type UntimedFeedback } from "./review-feedback.js";
-import { parseRunBranch } from "./run-index.js";
+import { parseRunBranch } from "../../runtime/issue-runs.js";
 import type { HandlerContext, RepositoryPayload } from "./services.js";
 
 /** The fields of a `pull_request_review` event the app reads. */

@@ -6,8 +6,9 @@ import { callGitHub } from "../client/errors.js";
 import { fullName, type GitHub, type RepoRef } from "../client/github.js";
 import type { Installations } from "../client/installations.js";
 import { reply } from "../client/replies.js";
-import { parseRunBranch } from "./run-index.js";
-import { runIdOf, type RunStarter } from "./starter.js";
+import { parseRunBranch } from "../../runtime/issue-runs.js";
+import { runIdOf } from "../../runtime/issue-run-creation.js";
+import type { RunStarter } from "./starter.js";
 import type { WorkflowFile } from "../client/workflow-source.js";
 import { RunRepository } from "../../store/run-repository.js";
 

@@ -1,20 +1,15 @@
-import { createHash } from "node:crypto";
-import { resolveEngines } from "../../agents/engines.js";
-import type { RunDefinition } from "../../engine/model.js";
-import { createSnapshot } from "../../engine/step.js";
-import type { RunDocument, Runtime } from "../../runtime/runtime.js";
-import { storedDocument } from "../../store/run-repository.js";
+import type { Admission } from "../../runtime/admission.js";
+import { createIssueRun } from "../../runtime/issue-run-creation.js";
+import type { Runtime } from "../../runtime/runtime.js";
 import type { Store } from "../../store/store.js";
-import { StoreError } from "../../store/store-error.js";
 import type { Workflow } from "../../workflow/workflow.schema.js";
-import { createRun, type Admission } from "../../runtime/admission.js";
-import { buildBrief } from "./brief.js";
 import { callGitHub, isNotFound } from "../client/errors.js";
 import { fullName, type GitHub, type RepoRef } from "../client/github.js";
 import { mayWrite } from "../client/permissions.js";
 import { reply } from "../client/replies.js";
-import { isActive, runBranch, runsOfIssue } from "./run-index.js";
-import { readWorkflows, WORKFLOW_FILE, type WorkflowFile } from "../client/workflow-source.js";
+import { WORKFLOW_FILE } from "../../workflow/workflow-paths.js";
+import { readWorkflows, type WorkflowFile } from "../client/workflow-source.js";
+import { buildBrief } from "./brief.js";
 
 /** Which workflows a trigger asks for. */
 export type Selector =
@@ -42,9 +37,9 @@ export type OnCreated = (runId: string) => void;
 
 /**
  * Turns a trigger into runs: reads the workflows from the default branch, checks the actor,
- * keeps one active run per issue and workflow, removes the trigger label, and creates each run,
- * started or queued by admission. The run id derives from the trigger key, so a duplicated
- * delivery finds its run already created and starts nothing twice.
+ * removes the trigger label, and creates each run (createIssueRun: one active run per issue and
+ * workflow, the run id derived from the trigger key), started or queued by admission; a
+ * workflow with a run still active on the issue gets a reply instead.
  */
 export class RunStarter {
   constructor(
@@ -91,99 +86,32 @@ export class RunStarter {
   }
 
   async #startOne(request: TriggerRequest, file: WorkflowFile, workflow: Workflow) {
-    const repoName = fullName(request.repo);
-    const runId = runIdOf(request.key, workflow.name);
-    // The check for an active run and the create are one step across replicas: two triggers
-    // of a workflow on one issue at the same moment must not both start a run. The lock is held
-    // by the run id, so the same trigger delivered twice shares it; its conditional create lets
-    // only one of them make the run.
-    const lock = `trigger:${repoName}#${request.issue.number}#${workflow.name}`;
-    await this.#lock(lock, runId);
-    let outcome: "admit" | "started" | "busy";
-    try {
-      outcome = await this.#create(request, file, workflow, runId);
-    } finally {
-      await this.deps.store.releaseLease(lock, runId);
-    }
-    if (outcome === "busy") return undefined;
-    if (outcome === "admit") await this.#admit(repoName, workflow, runId);
-    return runId;
-  }
-
-  /** Takes a trigger lock, waiting (boundedly) while another trigger holds it. */
-  async #lock(name: string, holder: string): Promise<void> {
-    for (let attempt = 0; attempt < LOCK_ATTEMPTS; attempt++) {
-      if (await this.deps.store.acquireLease(name, holder, this.deps.now(), LOCK_MS)) return;
-      await new Promise((resolve) => setTimeout(resolve, LOCK_WAIT_MS));
-    }
-    throw new StoreError("condition_failed", `${name} stayed held by another trigger`, {
-      retryable: true,
-    });
-  }
-
-  /**
-   * Creates the run, queued, unless another run of the workflow is active on the issue ("busy").
-   * A redelivered trigger finds its run: "admit" again when a crash left it queued before it
-   * started (the engine refuses a second start), else "started".
-   */
-  async #create(
-    request: TriggerRequest,
-    file: WorkflowFile,
-    workflow: Workflow,
-    runId: string,
-  ): Promise<"admit" | "started" | "busy"> {
-    const { gh, repo, issue, actor } = request;
-    const repoName = fullName(repo);
-    const existing = await runsOfIssue(this.deps.store, repoName, issue.number);
-    const seen = existing.find((run) => run.stored.runId === runId);
-    if (seen !== undefined) return seen.stored.status === "queued" ? "admit" : "started";
-    const busy = existing.find(
-      (run) => run.stored.workflow === workflow.name && isActive(run.stored.status),
-    );
-    if (busy !== undefined) {
-      await reply(
-        gh,
-        repo,
-        issue.number,
-        `ClusterCode: run \`${busy.stored.runId}\` of ${workflow.name} is still active on this issue; \`/cancel\` it first or wait for it to end.`,
-      );
-      return "busy";
-    }
+    const { gh, repo, issue } = request;
     const brief =
       request.brief === undefined
         ? buildBrief(issue.title, issue.body)
         : { text: request.brief, removed: buildBrief("", "").removed };
-    const definition: RunDefinition = {
-      runId,
-      trigger: request.key,
-      source: { path: file.path, sha: file.sha },
-      workflow,
+    const created = await createIssueRun(this.deps, {
+      repo: fullName(repo),
       baseBranch: repo.defaultBranch,
-      branch: runBranch(issue.number, runId),
-      brief: brief.text,
-      briefCleaned: { ...brief.removed },
-      startedBy: actor,
-      engines: resolveEngines(workflow),
-    };
-    const now = this.deps.now();
-    const document: RunDocument = { definition, state: createSnapshot(definition, now) };
-    const created = await createRun(
-      this.deps.store,
-      {
-        runId,
-        version: 1,
-        repo: repoName,
-        workflow: workflow.name,
-        status: "queued",
-        snapshot: storedDocument(document),
-        outbox: [],
-        createdAt: now,
-        updatedAt: now,
-        issue: issue.number,
-      },
+      issue: issue.number,
       workflow,
-    );
-    return created ? "admit" : "started";
+      source: { path: file.path, sha: file.sha },
+      key: request.key,
+      brief,
+      startedBy: request.actor,
+    });
+    if (created.outcome === "busy") {
+      await reply(
+        gh,
+        repo,
+        issue.number,
+        `ClusterCode: run \`${created.activeRunId}\` of ${workflow.name} is still active on this issue; \`/cancel\` it first or wait for it to end.`,
+      );
+      return undefined;
+    }
+    if (created.outcome === "admit") await this.#admit(fullName(repo), workflow, created.runId);
+    return created.runId;
   }
 
   /** Starts a queued run when admission allows it now; else shows it queued. */
@@ -191,16 +119,6 @@ export class RunStarter {
     const { admission, runtime } = this.deps;
     if (!(await admission.admit(repoName, workflow, runId, runtime))) this.deps.onCreated(runId);
   }
-}
-
-/** A trigger lock's lease, how long to wait between tries, and how many tries (over the lease). */
-const LOCK_MS = 30_000;
-const LOCK_WAIT_MS = 200;
-const LOCK_ATTEMPTS = Math.ceil(LOCK_MS / LOCK_WAIT_MS) + 5;
-
-/** The id of the run a trigger (by its idempotency key) starts for a workflow. */
-export function runIdOf(key: string, workflow: string): string {
-  return `r${createHash("sha256").update(`${key}\n${workflow}`).digest("hex").slice(0, 12)}`;
 }
 
 /** The valid workflows a selector picks, or why none (a reply for the person). */

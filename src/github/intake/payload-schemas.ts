@@ -48,7 +48,7 @@ export const PAYLOAD_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
     number: z.number().int(),
     pull_request: z.object({
       head: z.object({ sha: z.string(), ref: z.string(), repo: fullName.nullish() }),
-      base: z.object({ repo: fullName }).optional(),
+      base: z.object({ repo: fullName, sha: z.string().optional() }).optional(),
       merged: z.boolean().nullish(),
       html_url: z.string().optional(),
     }),

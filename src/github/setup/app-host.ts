@@ -1,7 +1,5 @@
-import { randomBytes } from "node:crypto";
-import { hostname } from "node:os";
-import { gitHostBaseUrl, repositoryCloneUrl } from "../../devbox/git-host.js";
-import type { Admission } from "../../runtime/admission.js";
+import { DEVBOX_LEASE_MS } from "../../runtime/devbox-leases.js";
+import { Admission } from "../../runtime/admission.js";
 import { faultInjection } from "../../runtime/fault-injection.js";
 import { createHost, type Host } from "../../runtime/host.js";
 import { openTelemetry } from "../../telemetry/open-telemetry.js";
@@ -9,41 +7,48 @@ import type { Telemetry } from "../../telemetry/telemetry.js";
 import { judgeFromEnv } from "../../runtime/judge.js";
 import type { HostLog } from "../../runtime/ports.js";
 import type { Runtime } from "../../runtime/runtime.js";
-import type { Settings } from "../../settings/index.js";
 import { openStore } from "../../store/embedded.js";
 import type { DeliveryRecord, Store } from "../../store/store.js";
 import { appRunPagesHandler } from "../pages/app-run-pages-handler.js";
-import { runPageUrl, runPagesFromEnv } from "../../ui/run-pages-config.js";
 import type { RunPagesHandler } from "../../ui/run-pages-server.js";
-import { Answers } from "../handlers/answers.js";
-import { sendBackIfConflicting } from "../handlers/conflicts.js";
-import { appDevBoxes } from "./app-devboxes.js";
+import type { Answers } from "../handlers/answers.js";
+import { appDevBoxes, executorFromEnv, type ExecutorPort } from "./app-devboxes.js";
+import {
+  appBase,
+  appIntake,
+  appServices,
+  appSurfaces,
+  appWeekly,
+  type AppBase,
+} from "./app-parts.js";
 import type { GitHubAuth } from "../client/github.js";
-import { DeliveryIntake } from "../intake/intake.js";
-import { WeeklyScorecard } from "../surfaces/weekly-scorecard.js";
+import type { DeliveryIntake } from "../intake/intake.js";
+import type { WeeklyScorecard } from "../surfaces/weekly-scorecard.js";
 import { registerInstalledSchedules } from "../handlers/installation.js";
-import { Installations } from "../client/installations.js";
 import { RedeliveryReconciler } from "../intake/redelivery.js";
 import { RepositoryDiffSource } from "../client/repository-diffs.js";
-import { routeDelivery } from "../intake/router.js";
-import { Schedules } from "../handlers/schedules.js";
+import type { Schedules } from "../handlers/schedules.js";
 import type { AppServices } from "../handlers/services.js";
-import { RunStarter } from "../handlers/starter.js";
-import { Surfaces } from "../surfaces/surfaces.js";
+import type { Surfaces } from "../surfaces/surfaces.js";
+import type { AuthSlot } from "./auth-slot.js";
+import { handleDelivery } from "./handle-delivery.js";
+
+export type { ExecutorPort } from "./app-devboxes.js";
 
 /** Where the app logs what it cannot hand to anyone. */
 export type AppLog = HostLog;
 
-/** How an {@link AppHost} is opened. */
+/** The settings an {@link AppHost} is opened with. */
 export interface AppHostOptions {
   /** The embedded store and the DevBoxes' checkouts live here. */
   stateDir: string;
-  /** The settings, decoded once at start. */
-  settings: Settings;
-  /** The environment passed on: to DevBoxes (allow-listed names, a workflow's named secrets). */
   env: NodeJS.ProcessEnv;
   log: AppLog;
   now?: () => number;
+}
+
+/** The parts an {@link AppHost} may be handed instead of making its own. */
+export interface AppHostPorts {
   /**
    * The URL of `repo` (owner/name), with a fresh installation token as its credentials when one
    * is given. Default `<GHE_PROTOCOL>://[x-access-token:<token>@]<GHE_HOST>/<repo>.git` (https
@@ -51,8 +56,23 @@ export interface AppHostOptions {
    * in a header). Tests may point it at a local repository.
    */
   cloneUrl?: (repo: string, token?: string) => string;
-  /** The `clustercode` CLI DevBoxes run; default the built one. */
+  /** The DevBox executor; default the one the environment chooses (see executorFromEnv). */
+  executor?: ExecutorPort;
+  /** The `clustercode` CLI the default executor's DevBoxes run; default the built one. */
   cliPath?: string;
+}
+
+/** The parts of an opened {@link AppHost}. */
+interface AppParts {
+  core: Host;
+  auth: AuthSlot;
+  intake: DeliveryIntake;
+  surfaces: Surfaces;
+  redelivery: RedeliveryReconciler;
+  weekly: WeeklyScorecard | undefined;
+  services: AppServices;
+  runPages: RunPagesHandler | undefined;
+  closeStore: () => Promise<void>;
 }
 
 /**
@@ -62,202 +82,95 @@ export interface AppHostOptions {
  * reconciler.
  */
 export class AppHost {
-  #auth: GitHubAuth | undefined;
+  readonly intake: DeliveryIntake;
+  readonly surfaces: Surfaces;
+  readonly schedules: Schedules;
+  readonly redelivery: RedeliveryReconciler;
+  /** The opt-in weekly judge scorecard comment (CLUSTERCODE_SCORECARD_REPOS). */
+  readonly weekly: WeeklyScorecard | undefined;
+  readonly services: AppServices;
+  /** The run pages, sign-in and their JSON API, when configured (see runPagesFromEnv). */
+  readonly runPages: RunPagesHandler | undefined;
+  readonly #core: Host;
+  readonly #auth: AuthSlot;
+  readonly #closeStore: () => Promise<void>;
 
-  private constructor(
-    private readonly core: Host,
-    readonly intake: DeliveryIntake,
-    readonly surfaces: Surfaces,
-    readonly schedules: Schedules,
-    readonly redelivery: RedeliveryReconciler,
-    /** The opt-in weekly judge scorecard comment (CLUSTERCODE_SCORECARD_REPOS). */
-    readonly weekly: WeeklyScorecard | undefined,
-    readonly services: AppServices,
-    /** The run pages, sign-in and their JSON API, when configured (see runPagesFromEnv). */
-    readonly runPages: RunPagesHandler | undefined,
-    private readonly closeStore: () => Promise<void>,
-  ) {}
+  private constructor(parts: AppParts) {
+    ({ intake: this.intake, surfaces: this.surfaces, redelivery: this.redelivery } = parts);
+    ({ weekly: this.weekly, services: this.services, runPages: this.runPages } = parts);
+    this.schedules = parts.services.schedules;
+    this.#core = parts.core;
+    this.#auth = parts.auth;
+    this.#closeStore = parts.closeStore;
+  }
 
   /** The store runs, deliveries and schedules live in. */
   get store(): Store {
-    return this.core.store;
+    return this.#core.store;
   }
 
   /** The runtime driving runs. */
   get runtime(): Runtime {
-    return this.core.runtime;
+    return this.#core.runtime;
   }
 
   /** Opens the store, starts the hub, and wires the app's parts together (no timers yet). */
-  static async open(options: AppHostOptions): Promise<AppHost> {
-    const now = options.now ?? Date.now;
-    const { env, log } = options;
-    const { githubApp, devboxes } = options.settings;
-    const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
-    const opened = await openStore({ stateDir: options.stateDir, env });
-    const store = opened.store;
-    const box: { host?: AppHost } = {};
-    const installations = new Installations(() => opened_(box).githubAuth());
-    const gitHost = gitHostBaseUrl(env);
-    const cloneUrl =
-      options.cloneUrl ??
-      ((repo: string, token?: string) => repositoryCloneUrl(gitHost, repo, token));
-    const notices = new Map<string, string>();
-    const pages = runPagesFromEnv(env);
-    // Set but incomplete is a mistake worth saying; unset is the choice of no run pages.
-    if (!pages.ok && options.settings.runPages.publicUrl !== undefined)
-      log.error("run pages are off", new Error(pages.why));
-    let surfaces: Surfaces | undefined;
-    // Answers exist once the runtime does (after the surfaces); a run succeeds only after that.
-    const late: { answers?: Answers } = {};
-    const surfacesOf = (admission: Admission) =>
-      (surfaces = new Surfaces({
-        store,
-        holder,
-        installations,
-        admission,
-        onError: (error, runId) => log.error(`surfaces of run ${runId}`, error),
-        devboxNotice: (runId) => notices.get(runId),
-        pullReady: githubApp.prReady,
-        onSucceeded: async (check) => {
-          if (late.answers !== undefined)
-            await sendBackIfConflicting(late.answers, { ...check, holder: `sync:${check.runId}` });
-        },
-        ...(pages.ok
-          ? {
-              runPageUrl: (repo: string, runId: string) =>
-                runPageUrl(pages.config.publicUrl, repo, runId),
-            }
-          : {}),
-      }));
-    const core = await createHost({
-      store,
-      clock: now,
-      log,
-      judge: judgeFromEnv(env),
-      diffs: new RepositoryDiffSource(async (repo) => {
-        const { token } = await installations.repoToken(repo);
-        return { url: cloneUrl(repo, token), secret: token };
-      }),
-      holder,
-      // Replicas share the store: which of them runs a DevBox is a lease in it.
-      devboxLeaseMs: devboxes.leaseMs,
-      ...faultInjection(env),
-      telemetry: await openTelemetry(env),
-      surfaces: surfacesOf,
-      devboxes: (events, requests) =>
-        appDevBoxes(
-          {
-            stateDir: options.stateDir,
-            settings: options.settings,
-            env,
-            store,
-            installations,
-            log,
-            cloneUrl,
-            notices,
-            ...(options.cliPath === undefined ? {} : { cliPath: options.cliPath }),
-          },
-          events,
-          requests,
-        ),
-    });
-    if (surfaces === undefined) throw new Error("programmer error: the host made no surfaces");
-    const { runtime, admission } = core;
-    const starter = new RunStarter({
-      store,
-      runtime,
-      admission,
-      now,
-      onCreated: (runId) => core.surfaces.request(runId),
-    });
-    const answers = new Answers({ store, runtime, now });
-    late.answers = answers;
-    const onError = (error: unknown) => log.error("background task", error);
-    const auth = () => opened_(box).githubAuth();
-    const schedules = new Schedules({ store, starter, installations, holder, now, onError });
-    const services: AppServices = { starter, answers, schedules, installations };
-    const intake = new DeliveryIntake({
-      store,
-      now,
-      holder,
-      handle: (delivery) => opened_(box).handle(delivery),
-      ackDeadlineMs: githubApp.ackDeadlineMs,
-      // Deliveries left unprocessed for two periods by a live replica are taken for left.
-      sweepPeriodMs: githubApp.deliverySweepMs,
-      staleMs: 2 * githubApp.deliverySweepMs,
-      onError: (error, delivery) =>
-        log.error(`delivery ${delivery.deliveryId} (${delivery.event})`, error),
-    });
-    const redelivery = new RedeliveryReconciler({ store, auth, holder, now, onError });
-    const runPages = pages.ok
-      ? appRunPagesHandler({ config: pages.config, store, installations, answers, now })
-      : undefined;
-    const scorecardRepos = githubApp.scorecardRepos;
-    const weekly =
-      scorecardRepos.length === 0
-        ? undefined
-        : new WeeklyScorecard({
-            store,
-            installations,
-            holder,
-            now,
-            repos: scorecardRepos,
-            onError,
-          });
-    box.host = new AppHost(
+  static async open(options: AppHostOptions, ports: AppHostPorts = {}): Promise<AppHost> {
+    const opened = await openStore({ stateDir: options.stateDir, env: options.env });
+    const base = appBase(options, opened.store, ports.cloneUrl);
+    const { store, now, holder, auth } = base;
+    const admission = new Admission({ store, now, holder });
+    // The one part made after the surfaces that they ask for (see appSurfaces).
+    let answers: Answers | undefined = undefined;
+    const surfaces = appSurfaces(base, admission, () => answers);
+    const core = await openCore(base, options.stateDir, ports, admission, surfaces);
+    const services = appServices(base, core);
+    answers = services.answers;
+    const onError = (error: unknown) => base.log.error("background task", error);
+    const { pages, installations } = base;
+    return new AppHost({
       core,
-      intake,
+      auth,
+      intake: appIntake(base, services),
       surfaces,
-      schedules,
-      redelivery,
-      weekly,
+      redelivery: new RedeliveryReconciler({ store, auth: () => auth.get(), holder, now, onError }),
+      weekly: appWeekly(base),
       services,
-      runPages,
-      () => opened.close(),
-    );
-    return box.host;
+      runPages:
+        pages === undefined
+          ? undefined
+          : appRunPagesHandler({ config: pages, store, installations, answers, now }),
+      closeStore: () => opened.close(),
+    });
   }
 
   /** Gives the host its GitHub clients (Probot's, once the app is loaded). */
   useAuth(auth: GitHubAuth): void {
-    this.#auth = auth;
+    this.#auth.set(auth);
   }
 
   /** The GitHub clients; a programmer error before {@link useAuth}. */
   githubAuth(): GitHubAuth {
-    if (this.#auth === undefined)
-      throw new Error("programmer error: the app has not attached GitHub auth");
-    return this.#auth;
+    return this.#auth.get();
   }
 
   /** Processes one recorded delivery with its installation's client. */
-  async handle(delivery: DeliveryRecord): Promise<void> {
-    const payload = delivery.payload as {
-      installation?: { id?: unknown } | null;
-      repository?: { full_name?: unknown } | null;
-    } | null;
-    const id = payload?.installation?.id;
-    if (typeof id !== "number" || this.#auth === undefined) return;
-    // Read before the payload is checked (routeDelivery refuses a malformed one with why).
-    const repo = payload?.repository?.full_name;
-    if (typeof repo === "string") this.services.installations.remember(repo, id);
-    const gh = await this.#auth.installation(id);
-    await routeDelivery(delivery, { gh, deliveryId: delivery.deliveryId, services: this.services });
+  handle(delivery: DeliveryRecord): Promise<void> {
+    return handleDelivery(delivery, this.#auth, this.services);
   }
 
   /** Where spans and metrics go (nowhere unless an OTEL variable is set). */
   get telemetry(): Telemetry {
-    return this.core.telemetry;
+    return this.#core.telemetry;
   }
 
   /** Starts the periodic parts: timers, the delivery sweep, schedules, redelivery. */
   start(): void {
-    this.core.pump.start();
-    this.core.telemetry.gauges({
+    this.#core.pump.start();
+    this.#core.telemetry.gauges({
       intakeDepth: () => this.intake.depth,
       admissionQueue: async () =>
-        (await this.core.store.listActiveRunHeads()).filter((run) => run.status === "queued")
+        (await this.#core.store.listActiveRunHeads()).filter((run) => run.status === "queued")
           .length,
     });
     void this.intake.start();
@@ -268,7 +181,7 @@ export class AppHost {
 
   /** Picks up active runs a previous process left (outboxes, lost DevBoxes, surfaces). */
   async recover(): Promise<void> {
-    await this.core.recover("the app process that ran it stopped");
+    await this.#core.recover("the app process that ran it stopped");
   }
 
   /** Registers the schedules of every installed repository again (see registerInstalledSchedules). */
@@ -279,24 +192,54 @@ export class AppHost {
   /** Waits until deliveries, runs and surface syncs in flight are done. */
   async idle(): Promise<void> {
     await this.intake.idle();
-    await this.core.idle();
+    await this.#core.idle();
     await this.surfaces.idle();
   }
 
   /** Stops everything this host started. */
   async close(): Promise<void> {
-    await this.core.pump.stop();
+    await this.#core.pump.stop();
     this.intake.stop();
     this.schedules.stop();
     this.redelivery.stop();
     this.weekly?.stop();
     await this.idle();
-    await this.core.close();
-    await this.closeStore();
+    await this.#core.close();
+    await this.#closeStore();
   }
 }
 
-function opened_(box: { host?: AppHost }): AppHost {
-  if (box.host === undefined) throw new Error("programmer error: the host is still opening");
-  return box.host;
+/** The runs' host: the runtime, DevBoxes on the executor port, judges, telemetry. */
+async function openCore(
+  base: AppBase,
+  stateDir: string,
+  ports: AppHostPorts,
+  admission: Admission,
+  surfaces: Surfaces,
+): Promise<Host> {
+  const { store, env, log, installations, cloneUrl, notices } = base;
+  const executor = ports.executor ?? executorFromEnv(stateDir, env, ports.cliPath);
+  return createHost({
+    store,
+    clock: base.now,
+    log,
+    judge: judgeFromEnv(env),
+    diffs: new RepositoryDiffSource(async (repo) => {
+      const { token } = await installations.repoToken(repo);
+      return { url: cloneUrl(repo, token), secret: token };
+    }),
+    holder: base.holder,
+    // Replicas share the store: which of them runs a DevBox is a lease in it.
+    devboxLeaseMs: Number(env.CLUSTERCODE_DEVBOX_LEASE_MS ?? "") || DEVBOX_LEASE_MS,
+    ...faultInjection(env),
+    telemetry: await openTelemetry(env),
+    admission,
+    surfaces,
+    devboxes: (events, requests) =>
+      appDevBoxes(
+        { stateDir, env, store, installations, log, cloneUrl, executor, notices },
+        events,
+        requests,
+      ),
+  });
 }

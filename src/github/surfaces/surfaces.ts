@@ -18,7 +18,7 @@ import { renderPullBody } from "./render-pull.js";
 import { moveRunBranch } from "./run-branch.js";
 import { renderCheckRuns } from "./render-checks.js";
 import { renderStatusComment, statusMarker } from "./render-status.js";
-import { parseRunBranch } from "../handlers/run-index.js";
+import { parseRunBranch } from "../../runtime/issue-runs.js";
 import { fingerprint } from "./fingerprint.js";
 import { decodeMemo, encodeMemo, type RunMemo } from "./surface-memo.js";
 import { RunRepository, type LoadedRun, type RunDocument } from "../../store/run-repository.js";

@@ -53,13 +53,15 @@ export function renderValidationSummary(files: string[], findings: PlacedFinding
 /**
  * Validates the workflow files `paths` at `headSha` with the same validator as `clustercode
  * validate`, and publishes one check run with each finding as an annotation on its line: the
- * first 50 with the create call, the rest in further updates of 50 (GitHub's limit).
+ * first 50 with the create call, the rest in further updates of 50 (GitHub's limit). `extra`:
+ * Markdown the summary ends with (a pull request's graph change).
  */
 export async function publishValidation(
   gh: GitHub,
   repo: RepoRef,
   headSha: string,
   paths: string[],
+  extra?: string,
 ): Promise<void> {
   const findings: PlacedFinding[] = [];
   const checked: string[] = [];
@@ -76,7 +78,8 @@ export async function publishValidation(
     : findings.length === 0
       ? "The workflow is valid"
       : `${findings.length} warning(s)`;
-  const summary = renderValidationSummary(checked, findings);
+  const validation = renderValidationSummary(checked, findings);
+  const summary = extra === undefined ? validation : truncateText(`${validation}\n\n${extra}`);
   const [first = [], ...rest] = batches(findings.map(annotationOf), MAX_ANNOTATIONS_PER_REQUEST);
   const { data } = await callGitHub("create the validation check run", () =>
     gh.request("POST /repos/{owner}/{repo}/check-runs", {

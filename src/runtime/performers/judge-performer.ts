@@ -1,6 +1,6 @@
 import { JudgeError } from "../../agents/judge-error.js";
 import { gatherJudgeContext } from "../../agents/judge-material.js";
-import type { EvidenceEntry, RunEvent } from "../../engine/model.js";
+import type { RunEvent } from "../../engine/model.js";
 import type { JudgeRequest } from "../judge.js";
 import type { PerformContext, Performer } from "./performer.js";
 
@@ -14,13 +14,13 @@ async function judge(context: PerformContext, effect: JudgeRequest): Promise<Run
   try {
     const [loaded, evidence] = await Promise.all([
       context.runs.get(context.runId),
-      context.store.listEvidence(context.runId),
+      context.runs.evidence(context.runId),
     ]);
     const material = await gatherJudgeContext({
       request: effect,
       brief: loaded?.document.definition.brief ?? "",
       ...(loaded === undefined ? {} : { repository: loaded.stored.repo }),
-      evidence: evidence.map((record) => record.entry as EvidenceEntry),
+      evidence: evidence.map((record) => record.entry),
       ...(context.diffs === undefined ? {} : { diffs: context.diffs }),
     });
     const verdict = await context.judge.decide(effect, material);

@@ -92,12 +92,12 @@ export const githubApp = {
     }),
     ackDeadlineMs: withDefault("CLUSTERCODE_ACK_DEADLINE_MS", milliseconds(), 5000, {
       description:
-        "How long the store may take to record a webhook delivery before it is refused with a 5xx (GitHub redelivers it): well inside GitHub's 10 s.",
+        "How long a webhook waits for its delivery to be recorded before it is answered anyway (202); the delivery is then picked up by the sweep.",
       readers: APP,
     }),
     deliverySweepMs: withDefault("CLUSTERCODE_DELIVERY_SWEEP_MS", milliseconds(), 1000, {
       description:
-        "How often the app sweeps the store for deliveries left unhandled and renews its liveness lease (five periods): a replica whose lease lapsed is taken for gone and another takes over its deliveries.",
+        "How often the app sweeps the store for deliveries a replica recorded but did not handle, and renews its liveness lease; a replica silent for five periods is taken for gone and its deliveries are handled by another.",
       readers: APP,
     }),
     writeGapMs: withDefault("CLUSTERCODE_GITHUB_WRITE_GAP_MS", gapMilliseconds(), 1000, {

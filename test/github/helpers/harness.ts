@@ -11,7 +11,6 @@ import type { RunDocument } from "../../../src/runtime/runtime.js";
 import { RunRepository } from "../../../src/store/run-repository.js";
 import { webhookExample } from "./examples.js";
 import { FakeGitHub } from "./fake-github.js";
-import { decodeSettings } from "../../../src/settings/index.js";
 
 const { privateKey } = generateKeyPairSync("rsa", {
   modulusLength: 2048,
@@ -106,26 +105,26 @@ export async function startTestApp(
   github.install();
   const errors: string[] = [];
   const open = async (): Promise<{ host: AppHost; probot: Probot }> => {
-    const env = {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      CLUSTERCODE_DEVBOX_LAPSE_MS: "30000",
-      // DevBoxes push to a local bare repository the test (root, in CI) owns, which a DevBox's
-      // own uid cannot write: unsandboxed until git goes through the hub. The walls are
-      // tested in test/security/devbox-walls.test.ts.
-      CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: "1",
-      ...options.env,
-    };
-    const host = await AppHost.open({
-      stateDir: join(dir, "state"),
-      settings: decodeSettings(env),
-      env,
-      log: {
-        error: (message, error) =>
-          errors.push(`${message}: ${error instanceof Error ? error.message : String(error)}`),
+    const host = await AppHost.open(
+      {
+        stateDir: join(dir, "state"),
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          CLUSTERCODE_DEVBOX_LAPSE_MS: "30000",
+          // DevBoxes push to a local bare repository the test (root, in CI) owns, which a DevBox's
+          // own uid cannot write: unsandboxed until git goes through the hub. The walls are
+          // tested in test/security/devbox-walls.test.ts.
+          CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: "1",
+          ...options.env,
+        },
+        log: {
+          error: (message, error) =>
+            errors.push(`${message}: ${error instanceof Error ? error.message : String(error)}`),
+        },
       },
-      ...(options.cloneDirectly === false ? {} : { cloneUrl: () => remote }),
-    });
+      options.cloneDirectly === false ? {} : { cloneUrl: () => remote },
+    );
     const probot = new Probot({
       appId: 1,
       privateKey,

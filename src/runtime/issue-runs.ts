@@ -1,6 +1,6 @@
-import { isFinal, type RunStatus } from "../../engine/model.js";
-import type { Store, StoredRun } from "../../store/store.js";
-import { RunRepository, type RunDocument } from "../../store/run-repository.js";
+import { isFinal, type RunStatus } from "../engine/model.js";
+import type { Store, StoredRun } from "../store/store.js";
+import { RunRepository, type RunDocument } from "../store/run-repository.js";
 
 /** The run branch of an issue's run: `clustercode/<issue>-<runId>`. */
 export function runBranch(issue: number, runId: string): string {
