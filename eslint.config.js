@@ -18,6 +18,22 @@ export default tseslint.config(
     },
   },
   {
+    // Settings are decoded once, at start, by src/settings/; everything else is handed them.
+    files: ["src/**/*.ts"],
+    ignores: ["src/settings/**"],
+    rules: {
+      "no-restricted-properties": [
+        "error",
+        {
+          object: "process",
+          property: "env",
+          message:
+            "Read settings from the decoded Settings (src/settings/), passed in as a parameter.",
+        },
+      ],
+    },
+  },
+  {
     files: ["src/engine/**/*.ts"],
     rules: {
       "no-restricted-imports": [

@@ -24,6 +24,7 @@ const INTEGRATION = [
   "test/agents/runtime-judging.test.ts",
   "test/fuzz/webhook-payloads.fuzz.test.ts",
   "test/runtime/local-admission.test.ts",
+  "test/settings/startup.test.ts",
   "test/store/embedded.test.ts",
   "test/ui/app-run-pages.test.ts",
   "test/ui/local-run-pages.test.ts",

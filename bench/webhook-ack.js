@@ -50,8 +50,10 @@ async function serve(kind) {
   if (kind === "app") {
     const { AppHost } = await import("../dist/github/setup/app-host.js");
     const { clusterCodeApp } = await import("../dist/github/intake/app.js");
+    const { decodeSettings } = await import("../dist/settings/index.js");
     const host = await AppHost.open({
       stateDir: dir,
+      settings: decodeSettings({}),
       env: { PATH: process.env.PATH },
       log: { error: (message, error) => console.error(message, error) },
     });

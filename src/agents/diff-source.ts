@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { inheritedEnvironment } from "../settings/process-environment.js";
 
 /** Default bound of a diff handed to a judge. */
 export const DIFF_LIMIT_BYTES = 60 * 1024;
@@ -92,7 +93,7 @@ function run(file: string, args: string[]): Promise<string> {
     execFile(
       file,
       args,
-      { maxBuffer: 64 * 1024 * 1024, env: { ...process.env, GIT_TERMINAL_PROMPT: "0" } },
+      { maxBuffer: 64 * 1024 * 1024, env: { ...inheritedEnvironment(), GIT_TERMINAL_PROMPT: "0" } },
       (error, stdout, stderr) => {
         if (error === null) resolve(stdout);
         else

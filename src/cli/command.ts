@@ -2,12 +2,16 @@ import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { AppError } from "../errors/app-error.js";
+import type { Settings } from "../settings/index.js";
 
 /** What a command may touch, passed in so tests can run commands in-process. */
 export interface CommandIo {
   stdout: { write(text: string): unknown };
   stderr: { write(text: string): unknown };
   cwd: string;
+  /** The settings, decoded once at start. */
+  settings: Settings;
+  /** The environment passed on to what the command starts (a workflow's named secrets). */
   env: NodeJS.ProcessEnv;
 }
 

@@ -21,7 +21,7 @@ const devbox: Command = async (args, io) => {
   }
   if (!URL.canParse(values.api)) throw new UsageError(`--api must be a URL, got "${values.api}"`);
   const token = values["token-stdin"] === true ? await readToken(process.stdin) : undefined;
-  const settings = readAgentSettings(io.env, token);
+  const settings = readAgentSettings(io.settings, token);
   if (!settings.ok) throw new UsageError(settings.message);
 
   const terminate = new AbortController();

@@ -4,6 +4,11 @@
  * `graph` start without loading Probot or the AWS SDK.
  */
 import { readFileSync } from "node:fs";
+import {
+  inheritedEnvironment,
+  quietAwsSdkNotice,
+  settingsAtStart,
+} from "../settings/process-environment.js";
 import { StoreError } from "../store/store-error.js";
 import { closeMatch } from "../workflow/edit-distance.js";
 import { COMMANDS } from "./command-table.js";
@@ -30,7 +35,7 @@ Exit codes: 0 ok; 1 run failed, cancelled or escalated (validate: errors); 2 usa
 `;
 
 // The AWS SDK warns on every start that it will want Node 22 from 2027; our engines field says so.
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
+quietAwsSdkNotice();
 // A reader that went away (`clustercode log RUN | head`) is not an error.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   if (error.code === "EPIPE") process.exit(0);
@@ -67,21 +72,24 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${entry.help}\n`);
     return EXIT.ok;
   }
+  // Decoded once, before the command does anything: a bad value stops it, naming the variable.
+  const settings = settingsAtStart(`clustercode ${name}`, EXIT.usage);
   const command = await entry.load();
   try {
     return await command(args, {
       stdout: process.stdout,
       stderr: process.stderr,
       cwd: process.cwd(),
-      env: process.env,
+      settings,
+      env: inheritedEnvironment(),
     });
   } catch (error) {
-    return report(name, error);
+    return report(name, error, settings.diagnostics.debug === true);
   }
 }
 
 /** One line on stderr for what stopped a command, and its exit code; stacks only on request. */
-function report(name: string, error: unknown): number {
+function report(name: string, error: unknown, debug: boolean): number {
   const line = (message: string) => process.stderr.write(`clustercode ${name}: ${message}\n`);
   if (error instanceof CliError) {
     const help = error instanceof UsageError && error.pointToHelp;
@@ -94,7 +102,7 @@ function report(name: string, error: unknown): number {
   }
   const message = error instanceof Error ? error.message : String(error);
   line(`${message.split("\n")[0]} (CLUSTERCODE_DEBUG=1 shows the stack)`);
-  if (process.env.CLUSTERCODE_DEBUG) process.stderr.write(`${String((error as Error).stack)}\n`);
+  if (debug) process.stderr.write(`${String((error as Error).stack)}\n`);
   return EXIT.notOk;
 }
 

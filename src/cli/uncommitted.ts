@@ -3,6 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { inheritedEnvironment } from "../settings/process-environment.js";
 
 const exec = promisify(execFile);
 
@@ -46,7 +47,7 @@ export async function commitWorkingTree(
 ): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "clustercode-index-"));
   try {
-    const env = { ...process.env, GIT_INDEX_FILE: join(dir, "index") };
+    const env = { ...inheritedEnvironment(), GIT_INDEX_FILE: join(dir, "index") };
     const git = async (...args: string[]) =>
       (
         await exec("git", ["-C", repo, ...args], { env, maxBuffer: 16 * 1024 * 1024 })

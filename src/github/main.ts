@@ -3,9 +3,14 @@ import { resolve } from "node:path";
 import { ProbotOctokit, run } from "probot";
 import { clusterCodeApp } from "./intake/app.js";
 import { AppHost } from "./setup/app-host.js";
-import { InstallationPacing, pacedOctokit, type PaceOptions } from "./client/pacing.js";
+import { InstallationPacing, pacedOctokit } from "./client/pacing.js";
 import { needsSetup, startSetupServer } from "./setup/setup-mode.js";
-import { DEFAULT_MAX_WEBHOOK_BYTES } from "./intake/webhook-guard.js";
+import type { Settings } from "../settings/index.js";
+import {
+  applyDotEnv,
+  inheritedEnvironment,
+  settingsAtStart,
+} from "../settings/process-environment.js";
 
 /**
  * `npm start`: without APP_ID (in the environment or `.env`), the setup page registers the app
@@ -13,36 +18,29 @@ import { DEFAULT_MAX_WEBHOOK_BYTES } from "./intake/webhook-guard.js";
  * WEBHOOK_SECRET, optional GHE_HOST) it serves webhooks on the embedded store in
  * CLUSTERCODE_STATE_DIR (default `.clustercode-state`) with local DevBoxes.
  */
-const server = needsSetup(process.cwd(), process.env)
-  ? await startSetupServer({ cwd: process.cwd(), env: process.env })
-  : await serveApp();
+applyDotEnv(process.cwd());
+const settings = settingsAtStart("clustercode app", 1);
+const server = needsSetup(settings)
+  ? await startSetupServer({ cwd: process.cwd(), settings })
+  : await serveApp(settings);
 
-function serveApp() {
-  // Getters: read when the app loads, after Probot loads `.env`.
+function serveApp(settings: Settings) {
+  const { githubApp } = settings;
   const webhooks = {
-    get path() {
-      return process.env.WEBHOOK_PATH ?? "/api/github/webhooks";
-    },
-    get maxBytes() {
-      return Number(process.env.CLUSTERCODE_MAX_WEBHOOK_BYTES ?? DEFAULT_MAX_WEBHOOK_BYTES);
-    },
-    // Probot's own default.
-    get secret() {
-      return process.env.WEBHOOK_SECRET ?? "development";
-    },
+    path: githubApp.webhookPath,
+    maxBytes: githubApp.maxWebhookBytes,
+    secret: githubApp.webhookSecret,
   };
   // Probot's server puts its own webhook middleware, unbounded, first on its path: that path is
-  // moved out of reach, and the app serves the public one behind its guard. The environment is
-  // read lazily, after Probot loads `.env`.
+  // moved out of reach, and the app serves the public one behind its guard. Probot reads its own
+  // variables from the environment it is given.
   const internalPath = `/internal/webhooks/${randomUUID()}`;
-  const env = new Proxy(process.env, {
-    get: (target, key) => (key === "WEBHOOK_PATH" ? internalPath : target[key as string]),
-  });
+  const env = { ...inheritedEnvironment(), WEBHOOK_PATH: internalPath };
   return run(
     async (app, options) => {
       const host = await AppHost.open({
-        stateDir: resolve(process.env.CLUSTERCODE_STATE_DIR ?? ".clustercode-state"),
-        env: process.env,
+        stateDir: resolve(settings.store.stateDir ?? ".clustercode-state"),
+        env: inheritedEnvironment(),
         log: { error: (message, error) => app.log.error({ err: error }, message) },
       });
       await clusterCodeApp(host, webhooks)(app, options);
@@ -70,25 +68,16 @@ function serveApp() {
       });
     },
     // Each installation's requests keep GitHub's pace apart from the others' (see pacedOctokit).
-    { env, Octokit: pacedOctokit(ProbotOctokit, new InstallationPacing(paceFromEnv(process.env))) },
+    {
+      env,
+      Octokit: pacedOctokit(
+        ProbotOctokit,
+        new InstallationPacing({
+          writeGapMs: githubApp.writeGapMs,
+          notificationGapMs: githubApp.notificationGapMs,
+        }),
+      ),
+    },
   );
 }
 void server;
-
-/**
- * GitHub's pace, by default plugin-throttling's; CLUSTERCODE_GITHUB_WRITE_GAP_MS and
- * CLUSTERCODE_GITHUB_NOTIFICATION_GAP_MS change it (a GitHub Enterprise Server with other
- * limits, or a benchmark against a loopback GitHub).
- */
-function paceFromEnv(env: NodeJS.ProcessEnv): PaceOptions {
-  const gap = (name: string) => {
-    const value = Number(env[name] ?? "");
-    return env[name] === undefined || !Number.isFinite(value) || value < 0 ? undefined : value;
-  };
-  const write = gap("CLUSTERCODE_GITHUB_WRITE_GAP_MS");
-  const notification = gap("CLUSTERCODE_GITHUB_NOTIFICATION_GAP_MS");
-  return {
-    ...(write === undefined ? {} : { writeGapMs: write }),
-    ...(notification === undefined ? {} : { notificationGapMs: notification }),
-  };
-}

@@ -7,7 +7,6 @@ import { ApiClient } from "./api-client.js";
 import { interruptedResult, type CommandJournal } from "./command-journal.js";
 import { DevBoxError } from "../errors.js";
 import type { OutputTail } from "../output-tail.js";
-import { AGENT_ENV } from "../protocol.js";
 import { AgentLog } from "./agent-log.js";
 import { AGENT_EXIT, AgentStopping } from "./exit-codes.js";
 import { SecretMask } from "./secret-mask.js";
@@ -81,7 +80,7 @@ class DevBoxAgent {
     // The hub adds the repository's credentials; the DevBox holds none of its own.
     const gitAuth = hubGitAuthEnv(this.#settings.token);
     this.#credentials =
-      options.env[AGENT_ENV.gitViaHub] === "1"
+      this.#settings.gitViaHub === true
         ? () => Promise.resolve(gitAuth)
         : () => Promise.resolve({});
     this.#env = commandEnvironment(options.env, this.#settings);

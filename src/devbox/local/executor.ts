@@ -14,6 +14,7 @@ import { cloneCheckout, setOrigin } from "./clone.js";
 import { launchAgent } from "./launch.js";
 import type { HubRelay } from "./hub-relay.js";
 import { chooseIsolation, devboxUid, UNSAFE_ENV, type Isolation } from "./sandbox.js";
+import { inheritedEnvironment } from "../../settings/process-environment.js";
 
 /** How a {@link LocalExecutor} is set up. */
 export interface LocalExecutorOptions {
@@ -64,7 +65,7 @@ export class LocalExecutor implements DevBoxExecutor {
 
   constructor(options: LocalExecutorOptions) {
     this.#options = options;
-    this.#env = options.env ?? process.env;
+    this.#env = options.env ?? inheritedEnvironment();
     this.#cliPath = options.cliPath ?? defaultCliPath();
   }
 

@@ -1,9 +1,10 @@
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { parseEnv } from "node:util";
 import { Probot, Server } from "probot";
+import type { Settings } from "../../settings/index.js";
+import { webhookProxyUrlNow } from "../../settings/process-environment.js";
 import { setupPageHandler } from "./setup-page.js";
 
 /** What Probot's setup handler logs with. */
@@ -14,13 +15,11 @@ interface SetupLog {
 }
 
 /**
- * Applies `.env` of `cwd` to `env` as Probot's `run` does, and tells whether the app still has
- * to be registered: no APP_ID yet, outside production (where Probot refuses to start instead).
+ * Whether the app still has to be registered: no APP_ID yet (in the environment or `.env`),
+ * outside production (where Probot refuses to start instead).
  */
-export function needsSetup(cwd: string, env: NodeJS.ProcessEnv): boolean {
-  const file = join(cwd, ".env");
-  if (existsSync(file)) Object.assign(env, parseEnv(readFileSync(file, "utf8")));
-  return !env.APP_ID && env.NODE_ENV !== "production";
+export function needsSetup(settings: Settings): boolean {
+  return settings.githubApp.appId === undefined && settings.githubApp.nodeEnv !== "production";
 }
 
 /**
@@ -31,18 +30,26 @@ export function needsSetup(cwd: string, env: NodeJS.ProcessEnv): boolean {
  */
 export async function startSetupServer(options: {
   cwd: string;
-  env: NodeJS.ProcessEnv;
+  settings: Settings;
   log?: SetupLog;
 }): Promise<Server> {
-  const { env } = options;
+  const { githubApp } = options.settings;
+  // The proxy URL is read when the page is shown: Probot's setup may create a channel after start.
+  const env = {
+    get WEBHOOK_PROXY_URL() {
+      return webhookProxyUrlNow();
+    },
+    GHE_HOST: githubApp.gheHost,
+    GH_ORG: githubApp.ghOrg,
+  };
   const log: SetupLog = options.log ?? {
     info: (message) => console.log(message),
     warn: (message) => console.warn(message),
     error: (message) => console.error(message),
   };
   const server = new Server({
-    host: env.HOST || "localhost",
-    port: Number(env.PORT || 3000),
+    host: githubApp.host,
+    port: githubApp.port,
     // Probot's own workaround (#1512): setup never uses the Probot instance.
     Probot: Probot.defaults({ appId: 1, privateKey: "dummy value for setup, see #1512" }),
   });
@@ -52,7 +59,7 @@ export async function startSetupServer(options: {
   await server.loadHandlerFactory(probotSetup({ host: server.host, port: server.port, log }));
   await server.start();
   // Probot's setup may have made a smee.io channel; without one, say so where the user looks.
-  if (!env.WEBHOOK_PROXY_URL) {
+  if (webhookProxyUrlNow() === undefined) {
     log.warn(
       "WEBHOOK_PROXY_URL is not set: an app registered from this page gets webhooks only if GitHub can reach this server (see the README's webhook proxy section)",
     );

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import devbox from "../../../src/cli/devbox-command.js";
 import { UsageError } from "../../../src/cli/command.js";
 import { readAgentSettings } from "../../../src/devbox/agent/settings.js";
+import { decodeSettings } from "../../../src/settings/index.js";
 import { SecretMask } from "../../../src/devbox/agent/secret-mask.js";
 import { CommandJournal, JOURNAL_FILE } from "../../../src/devbox/agent/command-journal.js";
 import {
@@ -175,11 +176,13 @@ describe("agent settings", () => {
 
   it("reads defaults and the setup array", () => {
     expect(
-      readAgentSettings({
-        ...env,
-        CLUSTERCODE_SETUP: '["npm ci"]',
-        CLUSTERCODE_SECRET_NAMES: '["NPM_TOKEN"]',
-      }),
+      readAgentSettings(
+        decodeSettings({
+          ...env,
+          CLUSTERCODE_SETUP: '["npm ci"]',
+          CLUSTERCODE_SECRET_NAMES: '["NPM_TOKEN"]',
+        }),
+      ),
     ).toEqual({
       ok: true,
       settings: {
@@ -196,11 +199,13 @@ describe("agent settings", () => {
     });
   });
 
-  it("says everything that is wrong at once", () => {
-    const result = readAgentSettings({
-      CLUSTERCODE_SETUP: "npm ci",
-      CLUSTERCODE_DEVBOX_LAPSE_MS: "soon",
-    });
+  it("says everything that is missing at once", () => {
+    const result = readAgentSettings(
+      decodeSettings({
+        CLUSTERCODE_COMMAND_SANDBOX: "chroot",
+        CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "20000",
+      }),
+    );
     expect(result.ok).toBe(false);
     const problems = result.ok ? [] : result.message.split("; ");
     expect(problems).toEqual([
@@ -208,9 +213,15 @@ describe("agent settings", () => {
       "CLUSTERCODE_RUN_ID is not set",
       "CLUSTERCODE_BRANCH is not set",
       "CLUSTERCODE_BASE_BRANCH is not set",
-      expect.stringMatching(/^CLUSTERCODE_SETUP must be a JSON array of strings: .*JSON/),
-      'CLUSTERCODE_DEVBOX_LAPSE_MS must be a positive number of milliseconds, got "soon"',
+      'CLUSTERCODE_COMMAND_SANDBOX must be "bwrap", "setpriv:<user>" or "none", got "chroot"',
     ]);
+    const timings = readAgentSettings(
+      decodeSettings({ ...env, CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "20000" }),
+    );
+    expect(timings).toEqual({
+      ok: false,
+      message: "CLUSTERCODE_DEVBOX_HEARTBEAT_MS must be shorter than CLUSTERCODE_DEVBOX_LAPSE_MS",
+    });
   });
 });
 
@@ -237,6 +248,7 @@ describe("clustercode devbox", () => {
     stdout: { write: () => true },
     stderr: { write: () => true },
     cwd: root,
+    settings: decodeSettings(env),
     env,
   });
 

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import type { Readable } from "node:stream";
+import { inheritedEnvironment } from "../../../settings/process-environment.js";
 
 /** How a git subprocess of the hub ended. */
 export interface GitRun {
@@ -77,8 +78,9 @@ export function gitEnv(extra: Record<string, string> = {}): Record<string, strin
     GIT_COMMITTER_NAME: "ClusterCode",
     GIT_COMMITTER_EMAIL: "clustercode@users.noreply.github.com",
   };
+  const inherited = inheritedEnvironment();
   for (const name of ["PATH", "HOME", "LANG"]) {
-    const value = process.env[name];
+    const value = inherited[name];
     if (value !== undefined) env[name] = value;
   }
   return { ...env, ...extra };
