@@ -191,7 +191,14 @@ export class AppHost {
     });
     const redelivery = new RedeliveryReconciler({ store, auth, holder, now, onError });
     const runPages = pages.ok
-      ? appRunPagesHandler({ config: pages.config, store, installations, answers, now })
+      ? appRunPagesHandler({
+          config: pages.config,
+          store,
+          installations,
+          answers,
+          now,
+          devboxStateDir: options.stateDir,
+        })
       : undefined;
     const scorecardRepos = (env.CLUSTERCODE_SCORECARD_REPOS ?? "")
       .split(",")

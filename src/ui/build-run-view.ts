@@ -1,9 +1,11 @@
 import { isFinal, type RunSnapshot } from "../engine/model.js";
+import { nodeStates, visitState } from "../engine/node-states.js";
 import { decodeRun } from "../runtime/run-repository.js";
 import type { EvidenceRecord, StoredRun } from "../store/store.js";
 import { DEFAULT_MAX_TRAVERSALS, isTerminal } from "../workflow/graph.js";
 import type { Workflow } from "../workflow/workflow.schema.js";
 import { entryOf, evidenceLine, numberOf, textOf } from "./evidence-lines.js";
+import { layoutGraph } from "./layout/graph-layout.js";
 import { buildLoopView } from "./loop-view.js";
 import { buildPrototypeView } from "./prototype-view.js";
 import type {
@@ -25,14 +27,14 @@ export interface RunLinks {
 /**
  * The run page's view of a stored run and its evidence: the graph with the token's position,
  * every visit with its evidence (split by the `node.entered` entry that opens each visit), loop
- * iterations, prototype variants, spend against each budget, and the approval waited on. A pure
- * function: it shows what the store records and nothing it does not.
+ * iterations, prototype variants, spend against each budget, and the approval waited on, with the
+ * graph laid out (elkjs). It shows what the store records and nothing it does not.
  */
-export function buildRunView(
+export async function buildRunView(
   stored: StoredRun,
   records: readonly EvidenceRecord[],
   links: RunLinks = {},
-): RunView {
+): Promise<RunView> {
   const { definition, state } = decodeRun(stored).document;
   const { workflow } = definition;
   const ordered = [...records].sort((a, b) => a.seq - b.seq);
@@ -53,7 +55,7 @@ export function buildRunView(
     branch: state.branch,
     baseBranch: definition.baseBranch,
     links,
-    graph: graphOf(workflow, state),
+    graph: await graphOf(workflow, state),
     visits,
     budgets: budgetsOf(workflow, state, ordered),
     runEvidence: segments.before.map(evidenceLine),
@@ -84,6 +86,7 @@ function visitOf(
     kind: node?.kind ?? "unknown",
     attempt: visit.attempt,
     startedAt: visit.startedAt,
+    state: visitState(workflow, state, visit),
     costUsd: visit.costUsd,
     evidence: mine.map(evidenceLine),
     ...optional({ endedAt: visit.endedAt, outcome: visit.outcome, label: visit.label }),
@@ -159,21 +162,22 @@ function splitByVisit(records: readonly EvidenceRecord[]) {
   return { before, visits };
 }
 
-function graphOf(workflow: Workflow, state: RunSnapshot): GraphView {
+async function graphOf(workflow: Workflow, state: RunSnapshot): Promise<GraphView> {
   const counts: Record<string, number> = {};
-  for (const visit of state.visits) counts[visit.node] = (counts[visit.node] ?? 0) + 1;
-  const active = state.active?.node;
+  const spent: Record<string, number> = {};
+  for (const visit of state.visits) {
+    counts[visit.node] = (counts[visit.node] ?? 0) + 1;
+    if (visit.endedAt !== undefined)
+      spent[visit.node] = (spent[visit.node] ?? 0) + visit.endedAt - visit.startedAt;
+  }
+  const states = nodeStates(workflow, state);
   const nodes = Object.entries(workflow.nodes).map(([id, node]) => ({
     id,
     title: node.title ?? id,
     kind: node.kind,
     visits: counts[id] ?? 0,
-    state:
-      id === active
-        ? ("active" as const)
-        : (counts[id] ?? 0) > 0
-          ? ("visited" as const)
-          : ("pending" as const),
+    durationMs: spent[id] ?? 0,
+    state: states[id] ?? ("not-reached" as const),
   }));
   const edges = workflow.edges.map((edge, index) => ({
     from: edge.from,
@@ -191,7 +195,12 @@ function graphOf(workflow: Workflow, state: RunSnapshot): GraphView {
   const terminals = [...new Set(workflow.edges.map((edge) => edge.to).filter(isTerminal))];
   if (reached !== undefined && isTerminal(reached) && !terminals.includes(reached))
     terminals.push(reached);
-  return { nodes, edges, terminals: terminals.map((id) => ({ id, reached: id === reached })) };
+  const graph = {
+    nodes,
+    edges,
+    terminals: terminals.map((id) => ({ id, reached: id === reached })),
+  };
+  return { ...graph, layout: await layoutGraph(graph) };
 }
 
 function budgetsOf(

@@ -120,10 +120,10 @@ describe("rendering a run", () => {
     expect(body).toContain("```mermaid");
     // A reason shows its first line: a failed setup's output stays out of the comment.
     expect(body).toContain(
-      "| 1 | fix | 1 | failed | DevBox failed to start: setup command 1 (npm ci) exited with 1 |",
+      "| 1 | fix | 1 | ❌ failed | 0.0 s | DevBox failed to start: setup command 1 (npm ci) exited with 1 |",
     );
     expect(body).not.toContain("npm ERR!");
-    expect(body).toContain("| 3 | judge | 1 | yes |");
+    expect(body).toMatch(/\| 3 \| judge \| 1 \| ✅ yes \| [\d.]+ s \|/);
     expect(body).toContain("Waiting on **ship**");
     expect(body).toContain("[pull request](https://x/pull/9)");
   });

@@ -1,0 +1,37 @@
+import type { Workflow } from "../workflow/workflow.schema.js";
+import type { RunSnapshot, Visit } from "./model.js";
+import { NODE_KINDS } from "./nodes/node-kinds.js";
+
+/**
+ * Where a node stands in a run, as the run pages and the status comment colour it: its latest
+ * visit's result, the token on it (running, or waiting on people or capacity), or not reached.
+ */
+export type NodeState =
+  "succeeded" | "failed" | "cancelled" | "running" | "waiting" | "not-reached";
+
+/** Outcomes that end a node badly whatever its kind routes on. */
+const FAILURES = new Set(["failed", "timed_out", "exhausted", "lost", "escalated"]);
+
+/** How one visit ended, or where it stands while the token is on it. */
+export function visitState(workflow: Workflow, state: RunSnapshot, visit: Visit): NodeState {
+  const { outcome } = visit;
+  if (outcome === undefined) {
+    if (state.active === undefined || state.visits[state.active.visit] !== visit)
+      return "cancelled";
+    return state.awaiting !== undefined || state.status !== "running" ? "waiting" : "running";
+  }
+  if (outcome === "cancelled") return "cancelled";
+  if (FAILURES.has(outcome)) return "failed";
+  const kind = workflow.nodes[visit.node]?.kind;
+  // A decision's or approval's outcome is the label it routed on: deciding was its success.
+  if (kind !== undefined && NODE_KINDS[kind].routing === "label") return "succeeded";
+  return outcome === "succeeded" ? "succeeded" : "failed";
+}
+
+/** Every node's state: that of its latest visit, or `not-reached`. */
+export function nodeStates(workflow: Workflow, state: RunSnapshot): Record<string, NodeState> {
+  const states: Record<string, NodeState> = {};
+  for (const id of Object.keys(workflow.nodes)) states[id] = "not-reached";
+  for (const visit of state.visits) states[visit.node] = visitState(workflow, state, visit);
+  return states;
+}
