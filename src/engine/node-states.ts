@@ -35,3 +35,29 @@ export function nodeStates(workflow: Workflow, state: RunSnapshot): Record<strin
   for (const visit of state.visits) states[visit.node] = visitState(workflow, state, visit);
   return states;
 }
+
+/**
+ * The edges the run took (by index in `edges`), read from its visits in order: each visit to the
+ * next by the edge its outcome chose, and the last to the terminal the run ended at.
+ */
+export function takenEdges(workflow: Workflow, state: RunSnapshot): Set<number> {
+  const taken = new Set<number>();
+  const ending: Partial<Record<RunSnapshot["status"], string>> = {
+    succeeded: "done",
+    failed: "failed",
+    escalated: "escalated",
+  };
+  state.visits.forEach((visit, index) => {
+    const to = state.visits[index + 1]?.node ?? ending[state.status];
+    if (to === undefined || visit.outcome === undefined) return;
+    const candidates = workflow.edges
+      .map((edge, at) => ({ edge, at }))
+      .filter(({ edge }) => edge.from === visit.node && edge.to === to);
+    const chosen =
+      candidates.find(({ edge }) => edge.label === (visit.label ?? visit.outcome)) ??
+      candidates.find(({ edge }) => edge.label === undefined) ??
+      candidates[0];
+    if (chosen !== undefined) taken.add(chosen.at);
+  });
+  return taken;
+}

@@ -1,5 +1,5 @@
 import type { RunDefinition, RunSnapshot } from "../engine/model.js";
-import { nodeStates, visitState, type NodeState } from "../engine/node-states.js";
+import { nodeStates, takenEdges, visitState, type NodeState } from "../engine/node-states.js";
 import { visitReason } from "../engine/visit-reasons.js";
 import { duration } from "../ui/view/html.js";
 import { renderMermaid } from "../workflow/mermaid.js";
@@ -65,6 +65,7 @@ export function renderStatusComment(
     visits,
     traversals,
     states: nodeStates(workflow, state),
+    taken: takenEdges(workflow, state),
   });
   const lines = [
     statusMarker(state.runId),

@@ -1,5 +1,5 @@
 import { isFinal, type RunSnapshot } from "../engine/model.js";
-import { nodeStates, visitState } from "../engine/node-states.js";
+import { nodeStates, takenEdges, visitState } from "../engine/node-states.js";
 import { decodeRun } from "../runtime/run-repository.js";
 import type { EvidenceRecord, StoredRun } from "../store/store.js";
 import { DEFAULT_MAX_TRAVERSALS, isTerminal } from "../workflow/graph.js";
@@ -171,6 +171,7 @@ async function graphOf(workflow: Workflow, state: RunSnapshot): Promise<GraphVie
       spent[visit.node] = (spent[visit.node] ?? 0) + visit.endedAt - visit.startedAt;
   }
   const states = nodeStates(workflow, state);
+  const taken = takenEdges(workflow, state);
   const nodes = Object.entries(workflow.nodes).map(([id, node]) => ({
     id,
     title: node.title ?? id,
@@ -183,6 +184,7 @@ async function graphOf(workflow: Workflow, state: RunSnapshot): Promise<GraphVie
     from: edge.from,
     to: edge.to,
     back: edge.back === true,
+    taken: taken.has(index),
     traversals: state.traversals[String(index)] ?? 0,
     ...optional({
       label: edge.label,

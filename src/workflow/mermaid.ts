@@ -7,8 +7,10 @@ export interface GraphProgress {
   active?: string;
   /** How often each node was visited. */
   visits?: Readonly<Record<string, number>>;
-  /** How often each edge (by its index in `edges`) was crossed: crossed edges are drawn heavier. */
+  /** How often each edge (by its index in `edges`) was crossed. */
   traversals?: Readonly<Record<number, number>>;
+  /** The edges the run took (by index): drawn heavier. */
+  taken?: ReadonlySet<number>;
   /** Each node's state (`succeeded`, `failed`, `running`, `waiting`, …): nodes are coloured by it. */
   states?: Readonly<Record<string, string>>;
 }
@@ -34,7 +36,7 @@ const SHAPES: Record<WorkflowNode["kind"], [string, string]> = {
 /**
  * A Mermaid flowchart of a workflow: node kinds visible, labels on edges, back-edges dashed with
  * their cap, terminals drawn, and optionally a run on it: the active node, counts, each node
- * coloured by its state and the edges the run crossed drawn heavier.
+ * coloured by its state and the edges the run took drawn heavier.
  */
 export function renderMermaid(workflow: Workflow, progress: GraphProgress = {}): string {
   const ids = new Map<string, string>();
@@ -90,7 +92,7 @@ export function renderMermaid(workflow: Workflow, progress: GraphProgress = {}):
   return lines.join("\n") + "\n";
 }
 
-/** Node colours by state and the crossed edges' style (link 0 is the start arrow). */
+/** Node colours by state and the taken edges' style (link 0 is the start arrow). */
 function runStyles(workflow: Workflow, progress: GraphProgress, ref: (id: string) => string) {
   const lines: string[] = [];
   const states = progress.states;
@@ -102,12 +104,10 @@ function runStyles(workflow: Workflow, progress: GraphProgress, ref: (id: string
     const members = Object.keys(workflow.nodes).filter((id) => states[id] === state);
     lines.push(`  classDef ${name} ${style}`, `  class ${members.map(ref).join(",")} ${name}`);
   }
-  const crossed = workflow.edges
-    .map((_, index) => index)
-    .filter((index) => (progress.traversals?.[index] ?? 0) > 0);
-  if (crossed.length > 0) {
+  const taken = [...(progress.taken ?? [])].sort((a, b) => a - b);
+  if (taken.length > 0) {
     lines.push(
-      `  linkStyle ${crossed.map((index) => index + 1).join(",")} stroke:#0969da,stroke-width:3px`,
+      `  linkStyle ${taken.map((index) => index + 1).join(",")} stroke:#0969da,stroke-width:3px`,
     );
   }
   return lines;

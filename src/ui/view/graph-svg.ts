@@ -54,7 +54,7 @@ function nodeSvg(node: GraphNodeView, layout: GraphLayout): string {
 
 function edgeSvg(edge: GraphEdgeView, route: GraphLayout["edges"][number] | undefined): string {
   if (route === undefined || route.points.length < 2) return "";
-  const taken = edge.traversals > 0;
+  const { taken } = edge;
   const path = route.points.map((at, index) => `${index === 0 ? "M" : "L"}${at.x},${at.y}`);
   const text = edgeLabelText(edge, edge.traversals);
   const label =

@@ -24,6 +24,8 @@ export interface GraphEdgeView {
   to: string;
   label?: string;
   back: boolean;
+  /** Whether the run took it. */
+  taken: boolean;
   traversals: number;
   maxTraversals?: number;
 }
