@@ -9,9 +9,6 @@ import { NODE_KINDS } from "./nodes/node-kinds.js";
 export type NodeState =
   "succeeded" | "failed" | "cancelled" | "running" | "waiting" | "not-reached";
 
-/** Outcomes that end a node badly whatever its kind routes on. */
-const FAILURES = new Set(["failed", "timed_out", "exhausted", "lost", "escalated"]);
-
 /** How one visit ended, or where it stands while the token is on it. */
 export function visitState(workflow: Workflow, state: RunSnapshot, visit: Visit): NodeState {
   const { outcome } = visit;
@@ -21,10 +18,10 @@ export function visitState(workflow: Workflow, state: RunSnapshot, visit: Visit)
     return state.awaiting !== undefined || state.status !== "running" ? "waiting" : "running";
   }
   if (outcome === "cancelled") return "cancelled";
-  if (FAILURES.has(outcome)) return "failed";
   const kind = workflow.nodes[visit.node]?.kind;
-  // A decision's or approval's outcome is the label it routed on: deciding was its success.
-  if (kind !== undefined && NODE_KINDS[kind].routing === "label") return "succeeded";
+  // A decision or approval that routed on a label (`failed` among them) decided: its success.
+  if (kind !== undefined && NODE_KINDS[kind].routing === "label" && visit.label !== undefined)
+    return "succeeded";
   return outcome === "succeeded" ? "succeeded" : "failed";
 }
 

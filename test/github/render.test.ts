@@ -47,7 +47,15 @@ const state = {
   lastSha: "abc",
   visits: [
     { node: "fix", attempt: 1, startedAt: 1, endedAt: 10, outcome: "succeeded", costUsd: 1 },
-    { node: "judge", attempt: 1, startedAt: 11, endedAt: 12, outcome: "yes", costUsd: 0 },
+    {
+      node: "judge",
+      attempt: 1,
+      startedAt: 11,
+      endedAt: 12,
+      outcome: "yes",
+      label: "yes",
+      costUsd: 0,
+    },
     { node: "ship", attempt: 1, startedAt: 13, costUsd: 0 },
   ],
   traversals: { "0": 1, "1": 1 },
