@@ -9,8 +9,7 @@ import { defaultAssetDir } from "../../src/ui/assets.js";
 import { openStore, type OpenedStore } from "../../src/store/embedded.js";
 import { LocalRunPages } from "../../src/ui/local-run-pages.js";
 import { createRunPagesHandler } from "../../src/ui/run-pages-server.js";
-import { definitionOf, SimulatedRun, workflowFile } from "../engine/harness.js";
-import { storedOf } from "../ui/simulated-run.js";
+import { lifecycleFailingTestOnce, storedOf } from "../ui/simulated-run.js";
 import { chromiumMissing, launchBrowser } from "./browser.js";
 
 /** `UPDATE_SCREENSHOTS=1` writes the README's screenshots; otherwise they go to a temp dir. */
@@ -23,23 +22,18 @@ const SHOTS =
  * The lifecycle example with its `test` command failing once, stopped while the second `test`
  * command runs: the page shows a failed visit, a node running, and that command's output live.
  */
-function runningTest(): SimulatedRun {
+function runningTest() {
   let tests = 0;
-  const sim: SimulatedRun = new SimulatedRun(
-    definitionOf(workflowFile("workflows-schema/examples/lifecycle.yml"), { runId: "live1" }),
-    {
-      exit: (request) =>
-        sim.snapshot.active?.node === "test" && request.command.type === "script" && tests === 1
-          ? 1
-          : 0,
+  return lifecycleFailingTestOnce(
+    (activeNode) => ({
       pause: (effect) =>
         effect.type === "command.dispatch" &&
         effect.request.command.type === "script" &&
-        sim.snapshot.active?.node === "test" &&
+        activeNode() === "test" &&
         ++tests === 2,
-    },
+    }),
+    "live1",
   );
-  return sim.start();
 }
 
 describe.skipIf(chromiumMissing() !== undefined)("a running run's page in Chromium", () => {

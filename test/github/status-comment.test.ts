@@ -1,28 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { renderStatusComment, VISIBLE_VISITS } from "../../src/github/render-status.js";
-import { definitionOf, SimulatedRun, workflowFile } from "../engine/harness.js";
+import { lifecycleFailingTestOnce } from "../ui/simulated-run.js";
 
 /**
  * The lifecycle example with its tests failing once and its review asking for changes twice:
  * sixteen visits, parked at the deploy approval.
  */
-function longRun(): SimulatedRun {
-  let failed = false;
+function longRun() {
   let reviews = 0;
-  const sim: SimulatedRun = new SimulatedRun(
-    definitionOf(workflowFile("workflows-schema/examples/lifecycle.yml")),
-    {
-      exit: (request) => {
-        if (failed || sim.snapshot.active?.node !== "test" || request.command.type !== "script")
-          return 0;
-        failed = true;
-        return 1;
-      },
-      judge: (labels) =>
-        labels.includes("needs-changes") && reviews++ < 2 ? "needs-changes" : (labels[0] ?? ""),
-    },
-  );
-  return sim.start();
+  return lifecycleFailingTestOnce(() => ({
+    judge: (labels) =>
+      labels.includes("needs-changes") && reviews++ < 2 ? "needs-changes" : (labels[0] ?? ""),
+  }));
 }
 
 describe("the status comment", () => {

@@ -3,8 +3,7 @@ import { buildRunView } from "../../src/ui/build-run-view.js";
 import { renderGraphSvg } from "../../src/ui/view/graph-svg.js";
 import { edgeLabelText, labelBox } from "../../src/ui/view/graph-geometry.js";
 import type { GraphView, LayoutPoint } from "../../src/ui/view/run-view.js";
-import { definitionOf, SimulatedRun, workflowFile } from "../engine/harness.js";
-import { storedOf } from "./simulated-run.js";
+import { lifecycleFailingTestOnce, storedOf } from "./simulated-run.js";
 
 interface Box extends LayoutPoint {
   width: number;
@@ -21,25 +20,8 @@ function near(point: LayoutPoint | undefined, box: Box | undefined): boolean {
   return inside(point.x, box.x, box.width) && inside(point.y, box.y, box.height);
 }
 
-/** The lifecycle example with its `test` command failing once: the loop goes round again. */
-function failingOnce(): SimulatedRun {
-  let failed = false;
-  const sim: SimulatedRun = new SimulatedRun(
-    definitionOf(workflowFile("workflows-schema/examples/lifecycle.yml")),
-    {
-      exit: (request) => {
-        if (failed || sim.snapshot.active?.node !== "test" || request.command.type !== "script")
-          return 0;
-        failed = true;
-        return 1;
-      },
-    },
-  );
-  return sim.start();
-}
-
 describe("the run page's graph", async () => {
-  const sim = failingOnce();
+  const sim = lifecycleFailingTestOnce();
   const view = await buildRunView(...storedOf(sim));
   const graph: GraphView = view.graph;
   const { layout } = graph;

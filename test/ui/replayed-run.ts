@@ -2,9 +2,9 @@ import { readFileSync } from "node:fs";
 import type { CommandResult } from "../../src/engine/commands.js";
 import type { EvidenceEntry, RunEvent, RunSnapshot } from "../../src/engine/model.js";
 import { createSnapshot, step } from "../../src/engine/step.js";
-import type { RunDocument } from "../../src/runtime/runtime.js";
 import type { EvidenceRecord, StoredRun } from "../../src/store/store.js";
 import { definitionOf, workflowFile } from "../engine/harness.js";
+import { storedRunOf } from "./simulated-run.js";
 
 /** A stored run and its evidence, as the store would hold them. */
 export interface ReplayedRun {
@@ -48,19 +48,7 @@ export function replayGolden(
     }
     if (options.until?.(state) === true) break;
   }
-  const document: RunDocument = { definition, state };
-  const stored: StoredRun = {
-    runId: definition.runId,
-    version: 1,
-    repo: "Codertocat/Hello-World",
-    workflow: definition.workflow.name,
-    status: state.status,
-    snapshot: document,
-    outbox: [],
-    createdAt: 1_000_000,
-    updatedAt: state.updatedAt,
-  };
-  return { stored, evidence };
+  return { stored: storedRunOf(definition, state), evidence };
 }
 
 /** Stops a replay when the run waits for its approval. */
