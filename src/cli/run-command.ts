@@ -15,7 +15,7 @@ import {
   type Command,
   type CommandIo,
 } from "./command.js";
-import { discoverWorkflows, findGitRoot } from "./find-workflows.js";
+import { discoverWorkflows, findGitRoot } from "../workflow/find-workflows.js";
 import { Interruption, INTERRUPTED_EXIT } from "./interruption.js";
 import { openLocalHost } from "./open-local-host.js";
 import { finish, progressPrinter, RUN_FORMATS, usableStateDir } from "./run-output.js";

@@ -13,7 +13,7 @@ import {
 import { EvidenceNarrator, renderRecord } from "./evidence-narrator.js";
 import { followRun } from "./follow-run.js";
 import { RUN_FORMATS, runIdArgument, summarize, usableStateDir } from "./run-output.js";
-import { decodeRun } from "../runtime/run-repository.js";
+import { RunRepository } from "../store/run-repository.js";
 
 /** The store of a state directory, read directly or through the process holding it. */
 async function withStore<T>(
@@ -49,14 +49,15 @@ export const status: Command = async (args, io) => {
   const stateDir = await usableStateDir(values["state-dir"], io.env);
   return withStore(stateDir, io, async (store, holder) => {
     const [runId] = positionals;
+    const repository = new RunRepository(store);
     const runs =
       runId === undefined
-        ? await store.listRuns(resolve(io.cwd, values.repo ?? "."), { limit: 50 })
-        : [await store.getRun(runId)].filter((run) => run !== undefined);
+        ? await repository.list(resolve(io.cwd, values.repo ?? "."), { limit: 50 })
+        : [await repository.get(runId)].filter((run) => run !== undefined);
     if (runId !== undefined && runs.length === 0) {
       throw new NothingToDoError(`no run ${runId} in ${stateDir}`);
     }
-    const states = runs.map((run) => decodeRun(run).document.state);
+    const states = runs.map((run) => run.document.state);
     if (format === "json") {
       const summaries = states.map((state) => ({
         ...summarize(state),
@@ -123,11 +124,12 @@ export const log: Command = async (args, io) => {
   const stateDir = await usableStateDir(values["state-dir"], io.env);
   if (values.follow === true) return followRun({ stateDir, runId, io, format });
   return withStore(stateDir, io, async (store) => {
-    if ((await store.getRun(runId)) === undefined) {
+    const runs = new RunRepository(store);
+    if ((await runs.version(runId)) === undefined) {
       throw new NothingToDoError(`no run ${runId} in ${stateDir}`);
     }
     const narrator = new EvidenceNarrator();
-    for (const record of await store.listEvidence(runId)) {
+    for (const record of await runs.evidence(runId)) {
       io.stdout.write(renderRecord(record, narrator, format));
     }
     return 0;

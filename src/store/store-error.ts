@@ -25,6 +25,8 @@ export type StoreErrorCode =
   | "access_denied"
   /** The embedded database's directory is held by another live process. */
   | "state_dir_locked"
+  /** A stored record is not what this app wrote (a hand-edited or foreign table); nothing was applied. */
+  | "corrupt_record"
   /** Anything not classified above. */
   | "unknown";
 

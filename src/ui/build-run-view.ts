@@ -1,7 +1,7 @@
 import { isFinal, type RunSnapshot } from "../engine/model.js";
 import { nodeStates, takenEdges, visitState } from "../engine/node-states.js";
-import { decodeRun } from "../runtime/run-repository.js";
-import type { EvidenceRecord, StoredRun } from "../store/store.js";
+import type { LoadedRun } from "../store/run-repository.js";
+import type { EvidenceRecord } from "../store/store.js";
 import { DEFAULT_MAX_TRAVERSALS, isTerminal } from "../workflow/graph.js";
 import type { Workflow } from "../workflow/workflow.schema.js";
 import { entryOf, evidenceLine, numberOf, textOf } from "./evidence-lines.js";
@@ -31,11 +31,12 @@ export interface RunLinks {
  * graph laid out (elkjs). It shows what the store records and nothing it does not.
  */
 export async function buildRunView(
-  stored: StoredRun,
+  run: LoadedRun,
   records: readonly EvidenceRecord[],
   links: RunLinks = {},
 ): Promise<RunView> {
-  const { definition, state } = decodeRun(stored).document;
+  const { stored, document } = run;
+  const { definition, state } = document;
   const { workflow } = definition;
   const ordered = [...records].sort((a, b) => a.seq - b.seq);
   const segments = splitByVisit(ordered);
@@ -93,6 +94,23 @@ function visitOf(
     ...optional({ reason: visit.reason }),
     ...(visit.fedBack === undefined ? {} : { fedBack: visit.fedBack }),
   };
+  readEvidence(view, state, node?.kind, mine);
+  if (node?.kind === "loop") view.loop = buildLoopView(node, mine);
+  if (node?.kind === "prototype") {
+    const progress = state.active?.visit === index ? state.active.progress : undefined;
+    const live = progress?.kind === "prototype" ? progress.variants : undefined;
+    view.prototype = buildPrototypeView(node, mine, live);
+  }
+  return view;
+}
+
+/** What a visit's evidence adds to it: its checkpoint's commit, its verdict, its answer. */
+function readEvidence(
+  view: VisitView,
+  state: RunSnapshot,
+  kind: string | undefined,
+  mine: readonly EvidenceRecord[],
+): void {
   const judged = (sha: string | undefined) =>
     sha === undefined
       ? {}
@@ -103,7 +121,7 @@ function visitOf(
   for (const record of mine) {
     const entry = entryOf(record);
     if (entry.kind === "checkpoint" && typeof entry.sha === "string") view.commit = entry.sha;
-    if (entry.kind === "decision.evaluated" && node?.kind === "decision") {
+    if (entry.kind === "decision.evaluated" && kind === "decision") {
       view.decision = {
         evaluator: textOf(entry.evaluator) ?? "",
         ...optional({
@@ -126,18 +144,12 @@ function visitOf(
       };
     }
   }
-  if (node?.kind === "loop") view.loop = buildLoopView(node, mine);
-  if (node?.kind === "prototype") {
-    const progress = state.active?.visit === index ? state.active.progress : undefined;
-    const live = progress?.kind === "prototype" ? progress.variants : undefined;
-    view.prototype = buildPrototypeView(node, mine, live);
-  }
-  return view;
 }
 
 /** A stored run as a line of an index; `page` is the run page's path. */
-export function summarizeRun(stored: StoredRun, page: string): RunSummaryView {
-  const { state } = decodeRun(stored).document;
+export function summarizeRun(run: LoadedRun, page: string): RunSummaryView {
+  const { stored, document } = run;
+  const { state } = document;
   return {
     runId: stored.runId,
     repo: stored.repo,

@@ -7,6 +7,7 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultAssetDir } from "../../src/ui/assets.js";
 import { openStore, type OpenedStore } from "../../src/store/embedded.js";
+import { RunRepository } from "../../src/store/run-repository.js";
 import { LocalRunPages } from "../../src/ui/local-run-pages.js";
 import { createRunPagesHandler } from "../../src/ui/run-pages-server.js";
 import { lifecycleFailingTestOnce, storedOf } from "../ui/simulated-run.js";
@@ -45,7 +46,7 @@ describe.skipIf(chromiumMissing() !== undefined)("a running run's page in Chromi
   const log = join(state, "devboxes", "live1-main", "agent.log");
   beforeAll(async () => {
     opened = await openStore({ env: {} });
-    const [stored, evidence] = storedOf(runningTest(), "local");
+    const { stored, evidence } = storedOf(runningTest(), "local");
     await opened.store.createRun(stored);
     await opened.store.writeAfterEffects(evidence, []);
     // The running DevBox: a live one (its pid file) with a log the agent writes to.
@@ -55,7 +56,7 @@ describe.skipIf(chromiumMissing() !== undefined)("a running run's page in Chromi
     server = createServer();
     const pages = new LocalRunPages({
       host: {
-        store: opened.store,
+        runs: new RunRepository(opened.store),
         resume: () => Promise.resolve(undefined),
         deliver: () => Promise.reject(new Error("the page answers nothing here")),
       },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { renderStatusComment, VISIBLE_VISITS } from "../../src/github/render-status.js";
+import { renderStatusComment, VISIBLE_VISITS } from "../../src/github/surfaces/render-status.js";
 import { lifecycleFailingTestOnce } from "../ui/simulated-run.js";
 
 /**

@@ -22,7 +22,8 @@ function near(point: LayoutPoint | undefined, box: Box | undefined): boolean {
 
 describe("the run page's graph", async () => {
   const sim = lifecycleFailingTestOnce();
-  const view = await buildRunView(...storedOf(sim));
+  const { run, evidence } = storedOf(sim);
+  const view = await buildRunView(run, evidence);
   const graph: GraphView = view.graph;
   const { layout } = graph;
   const labels = graph.edges.flatMap((edge, index) => {

@@ -2,13 +2,15 @@ import { readFileSync } from "node:fs";
 import type { CommandResult } from "../../src/engine/commands.js";
 import type { EvidenceEntry, RunEvent, RunSnapshot } from "../../src/engine/model.js";
 import { createSnapshot, step } from "../../src/engine/step.js";
+import type { LoadedRun } from "../../src/store/run-repository.js";
 import type { EvidenceRecord, StoredRun } from "../../src/store/store.js";
 import { definitionOf, workflowFile } from "../engine/harness.js";
 import { storedRunOf } from "./simulated-run.js";
 
-/** A stored run and its evidence, as the store would hold them. */
+/** A stored run and its evidence, as the store would hold them, and the run as it is read. */
 export interface ReplayedRun {
   stored: StoredRun;
+  run: LoadedRun;
   evidence: EvidenceRecord[];
 }
 
@@ -48,7 +50,8 @@ export function replayGolden(
     }
     if (options.until?.(state) === true) break;
   }
-  return { stored: storedRunOf(definition, state), evidence };
+  const stored = storedRunOf(definition, state);
+  return { stored, run: { stored, document: { definition, state }, outbox: [] }, evidence };
 }
 
 /** Stops a replay when the run waits for its approval. */

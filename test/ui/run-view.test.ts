@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { EvidenceEntry } from "../../src/engine/model.js";
-import { decodeRun } from "../../src/runtime/run-repository.js";
-import { renderCheckRuns } from "../../src/github/render-checks.js";
-import { renderStatusComment } from "../../src/github/render-status.js";
+import { renderCheckRuns } from "../../src/github/surfaces/render-checks.js";
+import { renderStatusComment } from "../../src/github/surfaces/render-status.js";
 import { buildRunView } from "../../src/ui/build-run-view.js";
 import { renderRunPage } from "../../src/ui/view/render-run.js";
 import { renderVisitPage } from "../../src/ui/view/render-visit.js";
@@ -25,8 +24,8 @@ const NODES = [
 const atTheApproval = replayGolden("lifecycle-rework-and-reject", { until: atApproval });
 
 describe("the run view", async () => {
-  const { stored, evidence } = atTheApproval;
-  const view = await buildRunView(stored, evidence, { branch: "https://github.com/x/tree/b" });
+  const { run, evidence } = atTheApproval;
+  const view = await buildRunView(run, evidence, { branch: "https://github.com/x/tree/b" });
 
   it("places the token on the graph and shows the approval waited on", () => {
     expect(view.status).toBe("awaiting_input");
@@ -93,7 +92,7 @@ describe("the run view", async () => {
       until: atApproval,
       result: (result) => ({ ...result, usage: { inputTokens: 100, outputTokens: 20 } }),
     });
-    const tokens = (await buildRunView(reported.stored, reported.evidence)).visits[6]?.loop
+    const tokens = (await buildRunView(reported.run, reported.evidence)).visits[6]?.loop
       ?.iterations;
     expect(tokens?.map((iteration) => iteration.tokens)).toEqual([
       { input: 100, output: 20 },
@@ -110,14 +109,14 @@ describe("the run view", async () => {
 });
 
 describe("the pages", async () => {
-  const { stored, evidence } = replayGolden("lifecycle-rework-and-reject", {
+  const { run, evidence } = replayGolden("lifecycle-rework-and-reject", {
     until: atApproval,
     result: (result) => ({
       ...result,
       output: `${result.output}\n<script>alert("pwned")</script>`,
     }),
   });
-  const view = await buildRunView(stored, evidence);
+  const view = await buildRunView(run, evidence);
 
   it("name every node, the status, and offer Approve and Reject on a run waiting at an approval", () => {
     const html = renderRunPage(view, PATHS);
@@ -150,8 +149,8 @@ describe("the pages", async () => {
 });
 
 describe("links from GitHub to the pages", () => {
-  const { stored, evidence } = replayGolden("lifecycle-rework-and-reject", { until: atApproval });
-  const { definition, state } = decodeRun(stored).document;
+  const { run, evidence } = replayGolden("lifecycle-rework-and-reject", { until: atApproval });
+  const { definition, state } = run.document;
   const entries = evidence.map((record) => record.entry as EvidenceEntry);
   const page = "https://cc.example.com/runs/Codertocat/Hello-World/r1";
 

@@ -1,4 +1,5 @@
 import type { RunDefinition, RunSnapshot } from "../../src/engine/model.js";
+import type { LoadedRun } from "../../src/store/run-repository.js";
 import type { EvidenceRecord, StoredRun } from "../../src/store/store.js";
 import { definitionOf, SimulatedRun, workflowFile, type World } from "../engine/harness.js";
 
@@ -21,8 +22,14 @@ export function storedRunOf(
   };
 }
 
-/** A simulated run as the store holds it: the run and the evidence its transitions emitted. */
-export function storedOf(sim: SimulatedRun, repo?: string): [StoredRun, EvidenceRecord[]] {
+/**
+ * A simulated run as the store holds it and as it is read, and the evidence its transitions
+ * emitted.
+ */
+export function storedOf(
+  sim: SimulatedRun,
+  repo?: string,
+): { stored: StoredRun; run: LoadedRun; evidence: EvidenceRecord[] } {
   const { definition, snapshot: state } = sim;
   const evidence = sim.effects.flatMap((effect) =>
     effect.type === "evidence"
@@ -36,7 +43,8 @@ export function storedOf(sim: SimulatedRun, repo?: string): [StoredRun, Evidence
         ]
       : [],
   );
-  return [storedRunOf(definition, state, repo), evidence];
+  const stored = storedRunOf(definition, state, repo);
+  return { stored, run: { stored, document: { definition, state }, outbox: [] }, evidence };
 }
 
 /**
