@@ -101,60 +101,21 @@ export function spansOf(
   entry: EvidenceEntry,
   seen: SeenBefore = {},
 ): RunSpan[] {
-  const common = runAttributes(run, repo);
-  const nodeId = typeof entry.node === "string" ? entry.node : undefined;
-  const node = nodeId === undefined ? undefined : run.definition.workflow.nodes[nodeId];
-  const visit = nodeId === undefined ? undefined : visitOf(run, nodeId, entry.attempt);
-  const nodeAttributes: Attributes =
-    nodeId === undefined || visit === undefined
-      ? common
-      : {
-          ...common,
-          "clustercode.node.id": nodeId,
-          "clustercode.node.kind": node?.kind ?? "unknown",
-          "clustercode.node.attempt": visit.attempt,
-        };
-  const parent = visit === undefined ? "run" : nodeKey(visit.node, visit.attempt);
-  const child = (name: string, key: string, start: number, extra: Attributes): RunSpan => ({
-    key,
-    parent,
-    name,
-    start,
-    end: entry.at,
-    attributes: { ...nodeAttributes, ...extra },
-  });
-  const cost = number(entry.costUsd);
-  const costAttribute: Attributes = cost === undefined ? {} : { "clustercode.cost.usd": cost };
+  const { common, node, visit, nodeAttributes, parent, child, costAttribute } = spanContext(
+    run,
+    repo,
+    entry,
+  );
   switch (entry.kind) {
     case "command.finished":
-      return [
-        child(
-          "clustercode.command",
-          `${parent}/command/${String(entry.command)}`,
-          entry.at - (number(entry.durationMs) ?? 0),
-          {
-            "clustercode.command.id": String(entry.command),
-            "clustercode.command.exit_code": number(entry.exitCode) ?? -1,
-            ...(typeof entry.engine === "string" ? { "clustercode.engine": entry.engine } : {}),
-            ...(typeof entry.model === "string" ? { "clustercode.model": entry.model } : {}),
-            ...costAttribute,
-            ...tokens(entry.usage),
-          },
-        ),
-      ];
+      return [commandSpan(child, parent, entry, costAttribute)];
     case "loop.iteration":
       return [
         child(
           "clustercode.loop.iteration",
           `${parent}/iteration/${String(entry.iteration)}`,
           seen.iterationStart ?? visit?.startedAt ?? entry.at,
-          {
-            "clustercode.loop.iteration": number(entry.iteration) ?? 0,
-            "clustercode.loop.failed_gates": Array.isArray(entry.failedGates)
-              ? entry.failedGates.map(String)
-              : [],
-            ...costAttribute,
-          },
+          { ...iterationAttributes(entry), ...costAttribute },
         ),
       ];
     case "decision.evaluated":
@@ -191,6 +152,67 @@ export function spansOf(
     default:
       return [];
   }
+}
+
+/** What the spans of an evidence entry share: the run's and node's attributes, the parent. */
+function spanContext(run: RunDocument, repo: string, entry: EvidenceEntry) {
+  const common = runAttributes(run, repo);
+  const nodeId = typeof entry.node === "string" ? entry.node : undefined;
+  const node = nodeId === undefined ? undefined : run.definition.workflow.nodes[nodeId];
+  const visit = nodeId === undefined ? undefined : visitOf(run, nodeId, entry.attempt);
+  const nodeAttributes: Attributes =
+    nodeId === undefined || visit === undefined
+      ? common
+      : {
+          ...common,
+          "clustercode.node.id": nodeId,
+          "clustercode.node.kind": node?.kind ?? "unknown",
+          "clustercode.node.attempt": visit.attempt,
+        };
+  const parent = visit === undefined ? "run" : nodeKey(visit.node, visit.attempt);
+  const child = (name: string, key: string, start: number, extra: Attributes): RunSpan => ({
+    key,
+    parent,
+    name,
+    start,
+    end: entry.at,
+    attributes: { ...nodeAttributes, ...extra },
+  });
+  const cost = number(entry.costUsd);
+  const costAttribute: Attributes = cost === undefined ? {} : { "clustercode.cost.usd": cost };
+  return { common, node, visit, nodeAttributes, parent, child, costAttribute };
+}
+
+/** The span of a finished command: its id, exit code, engine, model, cost and tokens. */
+function commandSpan(
+  child: (name: string, key: string, start: number, extra: Attributes) => RunSpan,
+  parent: string,
+  entry: EvidenceEntry,
+  costAttribute: Attributes,
+): RunSpan {
+  return child(
+    "clustercode.command",
+    `${parent}/command/${String(entry.command)}`,
+    entry.at - (number(entry.durationMs) ?? 0),
+    {
+      "clustercode.command.id": String(entry.command),
+      "clustercode.command.exit_code": number(entry.exitCode) ?? -1,
+      ...(typeof entry.engine === "string" ? { "clustercode.engine": entry.engine } : {}),
+      ...(typeof entry.model === "string" ? { "clustercode.model": entry.model } : {}),
+      ...costAttribute,
+      ...tokens(entry.usage),
+    },
+  );
+}
+
+/** A loop iteration's number and the gates that failed in it. */
+function iterationAttributes(entry: EvidenceEntry): Attributes {
+  return {
+    "clustercode.loop.iteration": number(entry.iteration) ?? 0,
+    "clustercode.loop.failed_gates": Array.isArray(entry.failedGates)
+      ? entry.failedGates.map(String)
+      : [],
+  };
 }
 
 function judgeSpan(

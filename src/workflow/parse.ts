@@ -20,6 +20,40 @@ const MAX_ALIAS_EXPANSION = 10_000;
 export type ParseResult =
   { ok: true; workflow: Workflow; findings: Finding[] } | { ok: false; findings: Finding[] };
 
+/** Every alias must follow its anchor, and there may be at most {@link MAX_ALIASES}. */
+function checkAliases(document: Document, source: SourceMap): Finding | undefined {
+  let aliases = 0;
+  let firstExtra = 0;
+  // Anchors in document order, as yaml resolves them: an alias must follow its anchor.
+  const anchors = new Set<string>();
+  let unresolved: Alias | undefined;
+  visit(document, (_key, node) => {
+    if (isAlias(node)) {
+      if (++aliases === MAX_ALIASES + 1) firstExtra = node.range?.[0] ?? 0;
+      if (!anchors.has(node.source)) unresolved ??= node;
+    } else if (isNode(node) && node.anchor !== undefined) {
+      anchors.add(node.anchor);
+    }
+  });
+  if (unresolved !== undefined) {
+    return source.findingAt(
+      "yaml",
+      unresolved.range?.[0] ?? 0,
+      "",
+      `the alias *${unresolved.source} has no anchor &${unresolved.source} before it`,
+    );
+  }
+  if (aliases > MAX_ALIASES) {
+    return source.findingAt(
+      "yaml",
+      firstExtra,
+      "",
+      `the file uses ${aliases} aliases; at most ${MAX_ALIASES} are allowed: write the repeated parts out`,
+    );
+  }
+  return undefined;
+}
+
 /** Parses and validates workflow YAML, reporting every finding at once with its position. */
 export function parseWorkflow(text: string): ParseResult {
   // TextEncoder rather than Buffer: the editor runs this validator in the browser too.
@@ -53,39 +87,8 @@ export function parseWorkflow(text: string): ParseResult {
     );
   if (yamlErrors.length > 0) return failed(sortFindings(yamlErrors));
 
-  let aliases = 0;
-  let firstExtra = 0;
-  // Anchors in document order, as yaml resolves them: an alias must follow its anchor.
-  const anchors = new Set<string>();
-  let unresolved: Alias | undefined;
-  visit(document, (_key, node) => {
-    if (isAlias(node)) {
-      if (++aliases === MAX_ALIASES + 1) firstExtra = node.range?.[0] ?? 0;
-      if (!anchors.has(node.source)) unresolved ??= node;
-    } else if (isNode(node) && node.anchor !== undefined) {
-      anchors.add(node.anchor);
-    }
-  });
-  if (unresolved !== undefined) {
-    return failed([
-      source.findingAt(
-        "yaml",
-        unresolved.range?.[0] ?? 0,
-        "",
-        `the alias *${unresolved.source} has no anchor &${unresolved.source} before it`,
-      ),
-    ]);
-  }
-  if (aliases > MAX_ALIASES) {
-    return failed([
-      source.findingAt(
-        "yaml",
-        firstExtra,
-        "",
-        `the file uses ${aliases} aliases; at most ${MAX_ALIASES} are allowed: write the repeated parts out`,
-      ),
-    ]);
-  }
+  const aliasFinding = checkAliases(document, source);
+  if (aliasFinding !== undefined) return failed([aliasFinding]);
   let data: unknown;
   try {
     // yaml's own guard against nested aliases that expand exponentially ("billion laughs"). It

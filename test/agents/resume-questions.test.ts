@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Judge } from "../../src/runtime/judge.js";
 import { definitionOf, workflowOf } from "../engine/harness.js";
 import { useTestDynamo } from "../store/dynalite-fixture.js";
-import { InstantWorld } from "./instant-world.js";
+import { InstantWorld } from "../helpers/instant-world.js";
 
 const dynamo = useTestDynamo();
 

@@ -10,7 +10,7 @@ import type { EvidenceEntry } from "../../src/engine/model.js";
 import { judgeFromEnv } from "../../src/runtime/judge.js";
 import { definitionOf, workflowOf } from "../engine/harness.js";
 import { useTestDynamo } from "../store/dynalite-fixture.js";
-import { InstantWorld } from "./instant-world.js";
+import { InstantWorld } from "../helpers/instant-world.js";
 import { TEST_ENV } from "./judge-fixtures.js";
 
 const dynamo = useTestDynamo();

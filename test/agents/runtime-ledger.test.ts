@@ -1,9 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { utcDay } from "../../src/engine/utc-day.js";
-import { NO_JUDGE } from "../../src/runtime/judge.js";
 import { definitionOf, workflowOf } from "../engine/harness.js";
 import { useTestDynamo } from "../store/dynalite-fixture.js";
-import { InstantWorld } from "./instant-world.js";
+import { InstantWorld } from "../helpers/instant-world.js";
 
 const dynamo = useTestDynamo();
 
@@ -27,7 +26,6 @@ describe("the daily ledger through the runtime (dynalite)", () => {
       () =>
         new InstantWorld({
           store,
-          judge: NO_JUDGE,
           repository: repo,
           cost: 2.5,
           exit: (request) => (request.command.type === "script" ? 1 : 0),

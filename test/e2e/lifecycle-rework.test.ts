@@ -10,10 +10,10 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { IssueCommentCreatedEvent, IssuesLabeledEvent } from "@octokit/webhooks-types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isFinal, type RunStatus } from "../../src/engine/model.js";
-import { OWNER, payloadOf, REPO, startTestApp, type TestApp } from "../github/helpers/harness.js";
+import { startTestApp, type TestApp } from "../github/helpers/harness.js";
+import { commentOn, labeledIssue, OWNER, REPO } from "../helpers/payloads.js";
 import { FakeProviders, type ScriptedBlock } from "./fake-providers.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -241,30 +241,16 @@ describe("the ten-node lifecycle with Claude Code and a scripted model", () => {
       app.github.teams.set("acme/release", new Set(["bob"]));
       await app.deliver(
         "issues",
-        payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
-          if (p.label !== undefined) p.label.name = "clustercode";
-          p.issue.number = 7;
+        labeledIssue(7, "alice", (p) => {
           p.issue.title = "Greet people";
           p.issue.body = "Add greet(name).";
-          p.sender.login = "alice";
-          p.sender.type = "User";
         }),
       );
       // A run that went wrong ends instead of waiting: say so now, not after a timeout.
       expect(await settled(app)).toBe("awaiting_input");
       const waiting = await app.waitForStatus("awaiting_input");
       expect(waiting.state.visits.at(-1)?.node).toBe("deploy-approval");
-      await app.deliver(
-        "issue_comment",
-        payloadOf<IssueCommentCreatedEvent>("issue_comment", "created", (p) => {
-          p.issue.number = 7;
-          delete p.issue.pull_request;
-          p.comment.body = "/approve ship it";
-          p.comment.user.login = "bob";
-          p.sender.login = "bob";
-          p.sender.type = "User";
-        }),
-      );
+      await app.deliver("issue_comment", commentOn(7, "/approve ship it", "bob"));
       const { definition, state } = await app.waitForStatus("succeeded", 30_000);
 
       expect(state.status).toBe("succeeded");

@@ -7,7 +7,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CheckRun } from "../github/helpers/fake-github.js";
 import { startTestApp, type TestApp } from "../github/helpers/harness.js";
-import { labeledIssue } from "../github/helpers/payloads.js";
+import { labeledIssue } from "../helpers/payloads.js";
 import { chromiumMissing, launchBrowser } from "./browser.js";
 
 /**

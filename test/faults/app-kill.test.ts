@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { Store } from "../../src/store/store.js";
 import { runs } from "../fuzz/fuzz-size.js";
-import { OWNER, REPO } from "../github/helpers/harness.js";
-import { SHIP_WORKFLOW } from "../github/helpers/payloads.js";
+import { SHIP_WORKFLOW } from "../github/helpers/harness.js";
+import { OWNER, REPO } from "../helpers/payloads.js";
 import { approvals, labels, type Delivery } from "./app-runs.js";
 import { checkInvariants, surfaceProblems } from "./invariants.js";
 import { LoopbackApp } from "./loopback-app.js";

@@ -3,8 +3,8 @@ import { DeliveryIntake } from "../../src/github/intake/intake.js";
 import { runs } from "../fuzz/fuzz-size.js";
 import { seeded } from "./store-faults.js";
 import type { StoredRun } from "../../src/store/store.js";
-import { OWNER, REPO, startTestApp, type TestApp } from "../github/helpers/harness.js";
-import { commentOn, labeledIssue, SHIP_WORKFLOW } from "../github/helpers/payloads.js";
+import { SHIP_WORKFLOW, startTestApp, type TestApp } from "../github/helpers/harness.js";
+import { commentOn, labeledIssue, OWNER, REPO } from "../helpers/payloads.js";
 
 /** The first issue number of a scenario; issue `FIRST_ISSUE + i` is run i's. */
 export const FIRST_ISSUE = 20;

@@ -6,8 +6,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { isAlive } from "../../src/devbox/local/process-info.js";
 import { runs } from "../fuzz/fuzz-size.js";
 import { startTestApp, type TestApp } from "../github/helpers/harness.js";
+import { commentOn } from "../helpers/payloads.js";
 import type { RunDocument } from "../../src/runtime/runtime.js";
-import { commentOn } from "../github/helpers/payloads.js";
 import { deliverAll, labels, runsOf, waitForRuns } from "./app-runs.js";
 import { checkInvariants, surfaceProblems } from "./invariants.js";
 

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runs } from "../fuzz/fuzz-size.js";
 import type { Outage } from "../github/helpers/fake-github.js";
-import type { TestApp } from "../github/helpers/harness.js";
+import { type TestApp } from "../github/helpers/harness.js";
 import {
   approvals,
   deliverAll,

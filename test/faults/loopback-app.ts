@@ -8,7 +8,8 @@ import { appEnv, startApp, stopApp, WEBHOOK_SECRET } from "../../bench/app-proce
 import { openStore, type OpenedStore } from "../../src/store/embedded.js";
 import { FakeGitHub } from "../github/helpers/fake-github.js";
 import { GitHttpServer } from "../github/helpers/git-http-server.js";
-import { OWNER, REPO, seedRepository } from "../github/helpers/harness.js";
+import { seedRepository } from "../github/helpers/harness.js";
+import { OWNER, REPO } from "../helpers/payloads.js";
 import type { Delivery } from "./app-runs.js";
 import { recordPushes } from "./pushes.js";
 import { freePort } from "../helpers/free-port.js";

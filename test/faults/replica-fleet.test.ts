@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { Store, StoredRun } from "../../src/store/store.js";
 import { runs } from "../fuzz/fuzz-size.js";
 import type { FakeGitHub } from "../github/helpers/fake-github.js";
-import { OWNER, REPO } from "../github/helpers/harness.js";
+import { OWNER, REPO } from "../helpers/payloads.js";
 import { approvals, FIRST_ISSUE, labels, type Delivery } from "./app-runs.js";
 import {
   lossProblems,

@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { isRetryable } from "../../src/errors/app-error.js";
-import { NO_JUDGE } from "../../src/runtime/judge.js";
-import { InstantWorld } from "../agents/instant-world.js";
+import { InstantWorld } from "../helpers/instant-world.js";
 import { definitionOf, workflowOf } from "../engine/harness.js";
 import { runs } from "../fuzz/fuzz-size.js";
 import { useTestDynamo } from "../store/dynalite-fixture.js";
@@ -47,7 +46,6 @@ describe("the store failing 0.5 % of its calls (throttles, timeouts, lost answer
     const gateRuns = new Map<string, number>();
     const world = new InstantWorld({
       store,
-      judge: NO_JUDGE,
       repository: REPO,
       cost: 1.25,
       // Each run's gate fails its first three times: four iterations a run.

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runs } from "../fuzz/fuzz-size.js";
-import type { TestApp } from "../github/helpers/harness.js";
+import { type TestApp } from "../github/helpers/harness.js";
 import {
   approvals,
   deliverAll,

@@ -9,9 +9,8 @@ import type {
 } from "@octokit/webhooks-types";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { payloadOf, startTestApp, type TestApp } from "../github/helpers/harness.js";
-import { commentOn, labeledIssue, SHIP_WORKFLOW } from "../github/helpers/payloads.js";
-import { webhookExample } from "../github/helpers/examples.js";
+import { SHIP_WORKFLOW, startTestApp, type TestApp } from "../github/helpers/harness.js";
+import { commentOn, labeledIssue, payloadOf, webhookExample } from "../helpers/payloads.js";
 import { runs } from "./fuzz-size.js";
 
 /** Probot's webhook secret when none is configured, which the test app runs with. */

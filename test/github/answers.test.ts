@@ -1,14 +1,11 @@
-import type {
-  CheckRunRequestedActionEvent,
-  IssueCommentCreatedEvent,
-  IssuesLabeledEvent,
-} from "@octokit/webhooks-types";
+import type { CheckRunRequestedActionEvent } from "@octokit/webhooks-types";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { payloadOf, startTestApp, type TestApp } from "./helpers/harness.js";
+import { startTestApp, type TestApp } from "./helpers/harness.js";
+import { commentOn, labeledIssue, payloadOf } from "../helpers/payloads.js";
 
 /** A marker file the build checks, so a test decides when the build fails. */
 const marks = mkdtempSync(join(tmpdir(), "cc-answers-"));
@@ -43,28 +40,11 @@ nodes:
     run: touch ${join(marks, "deploying")} && sleep 30
 `;
 
-function labeled() {
-  return payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
-    if (p.label !== undefined) p.label.name = "clustercode";
-    p.issue.number = 9;
-    p.sender.login = "alice";
-    p.sender.type = "User";
-  });
-}
+const labeled = () => labeledIssue(9);
 
 const COMMENT_URL = "https://github.com/Codertocat/Hello-World/issues/9#issuecomment-1";
 
-function comment(body: string, login: string) {
-  return payloadOf<IssueCommentCreatedEvent>("issue_comment", "created", (p) => {
-    p.issue.number = 9;
-    delete p.issue.pull_request;
-    p.comment.body = body;
-    p.comment.html_url = COMMENT_URL;
-    p.comment.user.login = login;
-    p.sender.login = login;
-    p.sender.type = "User";
-  });
-}
+const comment = (body: string, login: string) => commentOn(9, body, login, { url: COMMENT_URL });
 
 /** The reply the app posted last. */
 function lastReply(app: TestApp): string | undefined {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { startTestApp, type TestApp } from "./helpers/harness.js";
-import { commentOn, labeledIssue, SHIP_WORKFLOW } from "./helpers/payloads.js";
+import { SHIP_WORKFLOW, startTestApp, type TestApp } from "./helpers/harness.js";
+import { commentOn, labeledIssue } from "../helpers/payloads.js";
 
 describe("check runs past the first page", () => {
   let app: TestApp;

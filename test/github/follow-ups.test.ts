@@ -1,7 +1,7 @@
 import type { CheckRunCompletedEvent, PullRequestClosedEvent } from "@octokit/webhooks-types";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { OWNER, payloadOf, REPO, startTestApp, type TestApp } from "./helpers/harness.js";
-import { labeledIssue, SHIP_WORKFLOW } from "./helpers/payloads.js";
+import { SHIP_WORKFLOW, startTestApp, type TestApp } from "./helpers/harness.js";
+import { labeledIssue, OWNER, payloadOf, REPO } from "../helpers/payloads.js";
 
 /** What happened to a run's work on GitHub after the fact is recorded on the run. */
 describe("a run's pull request and CI, after the fact", () => {

@@ -1,29 +1,12 @@
-import type { IssueCommentCreatedEvent, IssuesLabeledEvent } from "@octokit/webhooks-types";
 import { execFileSync } from "node:child_process";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GitHttpServer } from "./helpers/git-http-server.js";
-import { OWNER, payloadOf, REPO, startTestApp, type TestApp } from "./helpers/harness.js";
-import { SHIP_WORKFLOW } from "./helpers/payloads.js";
+import { SHIP_WORKFLOW, startTestApp, type TestApp } from "./helpers/harness.js";
+import { commentOn, labeledIssue, OWNER, REPO } from "../helpers/payloads.js";
 
-function labeled() {
-  return payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
-    if (p.label !== undefined) p.label.name = "clustercode";
-    p.issue.number = 7;
-    p.sender.login = "alice";
-    p.sender.type = "User";
-  });
-}
+const labeled = () => labeledIssue(7);
 
-function approve() {
-  return payloadOf<IssueCommentCreatedEvent>("issue_comment", "created", (p) => {
-    p.issue.number = 7;
-    delete p.issue.pull_request;
-    p.comment.body = "/approve";
-    p.comment.user.login = "bob";
-    p.sender.login = "bob";
-    p.sender.type = "User";
-  });
-}
+const approve = () => commentOn(7, "/approve", "bob");
 
 describe("a GitHub Enterprise Server over plain HTTP", () => {
   let app: TestApp;

@@ -1,6 +1,7 @@
 import type { PullRequestOpenedEvent, PullRequestSynchronizeEvent } from "@octokit/webhooks-types";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { payloadOf, startTestApp, type TestApp } from "./helpers/harness.js";
+import { startTestApp, type TestApp } from "./helpers/harness.js";
+import { payloadOf } from "../helpers/payloads.js";
 
 const BEFORE = `version: 1
 name: ship

@@ -5,7 +5,8 @@ import type {
 } from "@octokit/webhooks-types";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { OWNER, payloadOf, REPO, startTestApp, type TestApp } from "./helpers/harness.js";
+import { startTestApp, type TestApp } from "./helpers/harness.js";
+import { OWNER, payloadOf, REPO } from "../helpers/payloads.js";
 
 const WORKFLOW = `version: 1
 name: ship

@@ -1,9 +1,9 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { IssuesLabeledEvent } from "@octokit/webhooks-types";
 import { afterEach, describe, expect, it } from "vitest";
-import { payloadOf, startTestApp, type TestApp } from "./helpers/harness.js";
+import { startTestApp, type TestApp } from "./helpers/harness.js";
+import { labeledIssue } from "../helpers/payloads.js";
 
 const WORKFLOW = `version: 1
 name: ship
@@ -46,13 +46,9 @@ describe("an agent decision run by the app", () => {
     });
     app = started;
     started.github.permissions.set("alice", "write");
-    const labeled = payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
-      if (p.label !== undefined) p.label.name = "clustercode";
-      p.issue.number = 7;
+    const labeled = labeledIssue(7, "alice", (p) => {
       p.issue.title = "Build it";
       p.issue.body = "Write out.txt";
-      p.sender.login = "alice";
-      p.sender.type = "User";
     });
     await started.deliver("issues", labeled);
     const done = await started.waitForStatus("succeeded", 30_000);

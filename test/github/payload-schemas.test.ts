@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { checkPayload, PAYLOAD_SCHEMAS } from "../../src/github/intake/payload-schemas.js";
-import { webhookExamples } from "./helpers/examples.js";
-import { commentOn, labeledIssue } from "./helpers/payloads.js";
+import { commentOn, labeledIssue, webhookExamples } from "../helpers/payloads.js";
 
 describe("the payload fields the handlers read", () => {
   it("fit every real webhook example of every routed event", () => {

@@ -1,6 +1,6 @@
-import type { IssueCommentCreatedEvent, IssuesLabeledEvent } from "@octokit/webhooks-types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { payloadOf, startTestApp, type TestApp } from "./helpers/harness.js";
+import { startTestApp, type TestApp } from "./helpers/harness.js";
+import { commentOn, labeledIssue } from "../helpers/payloads.js";
 
 /** A ten-node lifecycle of commands (a stand-in agent CLI), with no rework. */
 const LIFECYCLE = `version: 1
@@ -55,22 +55,9 @@ describe("GitHub REST calls of a lifecycle run", () => {
   // the run waits and when it ends, one GraphQL call to leave draft, and one read of whether
   // the succeeded run's pull request still merges with its base, now count too.
   it("stays within 43 calls for a ten-node run without rework", async () => {
-    const labeled = payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
-      if (p.label !== undefined) p.label.name = "clustercode";
-      p.issue.number = 9;
-      p.sender.login = "alice";
-      p.sender.type = "User";
-    });
-    await app.deliver("issues", labeled);
+    await app.deliver("issues", labeledIssue(9));
     await app.waitForStatus("awaiting_input", 30_000);
-    const approve = payloadOf<IssueCommentCreatedEvent>("issue_comment", "created", (p) => {
-      p.issue.number = 9;
-      delete p.issue.pull_request;
-      p.comment.body = "/approve";
-      p.sender.login = "alice";
-      p.sender.type = "User";
-    });
-    await app.deliver("issue_comment", approve);
+    await app.deliver("issue_comment", commentOn(9, "/approve", "alice"));
     const done = await app.waitForStatus("succeeded", 30_000);
     expect(done.state.visits).toHaveLength(10);
     const calls = app.github.requests.filter((r) => !r.path.endsWith("/access_tokens"));

@@ -1,7 +1,7 @@
-import type { IssueCommentCreatedEvent, IssuesLabeledEvent } from "@octokit/webhooks-types";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseCommand } from "../../src/github/handlers/commands.js";
-import { payloadOf, startTestApp, type TestApp } from "./helpers/harness.js";
+import { startTestApp, type TestApp } from "./helpers/harness.js";
+import { commentOn, labeledIssue } from "../helpers/payloads.js";
 
 /** A loop whose gate never passes: two iterations, then it is exhausted and the run fails. */
 const LOOP = `version: 1
@@ -19,28 +19,11 @@ nodes:
     budget: { max_iterations: 2 }
 `;
 
-function labeled() {
-  return payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
-    if (p.label !== undefined) p.label.name = "clustercode";
-    p.issue.number = 9;
-    p.sender.login = "alice";
-    p.sender.type = "User";
-  });
-}
+const labeled = () => labeledIssue(9);
 
 const COMMENT_URL = "https://github.com/Codertocat/Hello-World/issues/9#issuecomment-7";
 
-function comment(body: string) {
-  return payloadOf<IssueCommentCreatedEvent>("issue_comment", "created", (p) => {
-    p.issue.number = 9;
-    delete p.issue.pull_request;
-    p.comment.body = body;
-    p.comment.html_url = COMMENT_URL;
-    p.comment.user.login = "alice";
-    p.sender.login = "alice";
-    p.sender.type = "User";
-  });
-}
+const comment = (body: string) => commentOn(9, body, "alice", { url: COMMENT_URL });
 
 describe("/retry --reset-budget", () => {
   it("is read from a comment; other flags are refused with the usage", () => {

@@ -1,7 +1,7 @@
-import type { IssuesLabeledEvent, PullRequestReviewSubmittedEvent } from "@octokit/webhooks-types";
 import { execFileSync } from "node:child_process";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { payloadOf, startTestApp, type TestApp } from "./helpers/harness.js";
+import { startTestApp, type TestApp } from "./helpers/harness.js";
+import { labeledIssue, reviewOf } from "../helpers/payloads.js";
 
 /** Two variants race; the first to leave a WINNER file wins; then a person approves. */
 const RACE = `version: 1
@@ -27,26 +27,12 @@ edges:
   - { from: gate, to: failed, label: rejected }
 `;
 
-function labeled(): IssuesLabeledEvent {
-  return payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
-    if (p.label !== undefined) p.label.name = "clustercode";
-    p.issue.number = 9;
-    p.sender.login = "alice";
-    p.sender.type = "User";
-  });
-}
+const labeled = () => labeledIssue(9);
 
-function review(pull: number, branch: string, commit: string): PullRequestReviewSubmittedEvent {
-  return payloadOf<PullRequestReviewSubmittedEvent>("pull_request_review", "submitted", (p) => {
-    p.pull_request.number = pull;
-    p.pull_request.head.ref = branch;
-    p.review.state = "approved";
+const review = (pull: number, branch: string, commit: string) =>
+  reviewOf(pull, branch, "bob", (p) => {
     p.review.commit_id = commit;
-    p.review.user.login = "bob";
-    p.sender.login = "bob";
-    p.sender.type = "User";
   });
-}
 
 describe("the run's pull request after a prototype race", () => {
   let app: TestApp;

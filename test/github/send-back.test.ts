@@ -1,9 +1,6 @@
 import type {
   CheckSuiteCompletedEvent,
-  IssueCommentCreatedEvent,
-  IssuesLabeledEvent,
   PullRequestReviewCommentCreatedEvent,
-  PullRequestReviewSubmittedEvent,
   PullRequestSynchronizeEvent,
 } from "@octokit/webhooks-types";
 import { execFileSync } from "node:child_process";
@@ -12,7 +9,8 @@ import { LOG_TAIL_BYTES } from "../../src/github/handlers/check-feedback.js";
 import { wantsDelivery } from "../../src/github/intake/router.js";
 import type { RunDocument } from "../../src/runtime/runtime.js";
 import { RunRepository } from "../../src/store/run-repository.js";
-import { payloadOf, startTestApp, type TestApp } from "./helpers/harness.js";
+import { startTestApp, type TestApp } from "./helpers/harness.js";
+import { commentOn, labeledIssue, payloadOf, reviewOf } from "../helpers/payloads.js";
 
 /** A build that keeps what it was told (feedback.md), an approval that sends it back. */
 const REWORKED = `version: 1
@@ -35,46 +33,18 @@ edges:
 const ISSUE = 9;
 const REVIEW_ID = 237895671;
 
-function labeled(): IssuesLabeledEvent {
-  return payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
-    if (p.label !== undefined) p.label.name = "clustercode";
-    p.issue.number = ISSUE;
-    p.sender.login = "alice";
-    p.sender.type = "User";
-  });
-}
+const labeled = () => labeledIssue(ISSUE);
 
-function commentOn(number: number, body: string, pull: boolean): IssueCommentCreatedEvent {
-  return payloadOf<IssueCommentCreatedEvent>("issue_comment", "created", (p) => {
-    p.issue.number = number;
-    if (pull) {
-      const url = `https://api.github.com/repos/Codertocat/Hello-World/pulls/${number}`;
-      p.issue.pull_request = { url, html_url: url, diff_url: url, patch_url: url };
-    } else delete p.issue.pull_request;
-    p.comment.body = body;
-    p.comment.user.login = "bob";
-    p.sender.login = "bob";
-    p.sender.type = "User";
-  });
-}
+const commentAs = (number: number, body: string, pull: boolean) =>
+  commentOn(number, body, "bob", { pull });
 
-function changesRequested(
-  pull: number,
-  branch: string,
-  commit: string,
-): PullRequestReviewSubmittedEvent {
-  return payloadOf<PullRequestReviewSubmittedEvent>("pull_request_review", "submitted", (p) => {
-    p.pull_request.number = pull;
-    p.pull_request.head.ref = branch;
+const changesRequested = (pull: number, branch: string, commit: string) =>
+  reviewOf(pull, branch, "bob", (p) => {
     p.review.id = REVIEW_ID;
     p.review.state = "changes_requested";
     p.review.body = "Please name the constant.";
     p.review.commit_id = commit;
-    p.review.user.login = "bob";
-    p.sender.login = "bob";
-    p.sender.type = "User";
   });
-}
 
 function suiteFailed(branch: string, sha: string): CheckSuiteCompletedEvent {
   return payloadOf<CheckSuiteCompletedEvent>("check_suite", "completed", (p) => {
@@ -146,7 +116,7 @@ describe("reviews and CI send a run back", () => {
   it("a review after success re-opens the run, and /rework past the cap is refused with why", async () => {
     await app.deliver("issues", labeled());
     await app.waitForStatus("awaiting_input");
-    await app.deliver("issue_comment", commentOn(ISSUE, "/approve", false));
+    await app.deliver("issue_comment", commentAs(ISSUE, "/approve", false));
     const { definition, state } = await app.waitForStatus("succeeded");
     const pull = app.github.pulls[0]?.number ?? 0;
     await app.deliver(
@@ -158,10 +128,10 @@ describe("reviews and CI send a run back", () => {
     );
     expect(reopened.state.visits[2]?.node).toBe("build");
     expect(show(definition.branch, "feedback.md")).toContain("Please name the constant.");
-    await app.deliver("issue_comment", commentOn(ISSUE, "/approve", false));
+    await app.deliver("issue_comment", commentAs(ISSUE, "/approve", false));
     await until((doc) => doc.state.status === "succeeded");
     // One round allowed: a second send-back is refused, and the person is told why.
-    await app.deliver("issue_comment", commentOn(pull, "/rework tighten the error text", true));
+    await app.deliver("issue_comment", commentAs(pull, "/rework tighten the error text", true));
     expect((await app.host.store.getRun(state.runId))?.status).toBe("succeeded");
     expect(replies()).toContain("did not send run");
     expect(replies()).toContain("rework.max_rounds");
@@ -171,10 +141,10 @@ describe("reviews and CI send a run back", () => {
   it("/rework sends a succeeded run back with the text as feedback", async () => {
     await app.deliver("issues", labeled());
     await app.waitForStatus("awaiting_input");
-    await app.deliver("issue_comment", commentOn(ISSUE, "/approve", false));
+    await app.deliver("issue_comment", commentAs(ISSUE, "/approve", false));
     const { definition } = await app.waitForStatus("succeeded");
     const pull = app.github.pulls[0]?.number ?? 0;
-    await app.deliver("issue_comment", commentOn(pull, "/rework tighten the error text", true));
+    await app.deliver("issue_comment", commentAs(pull, "/rework tighten the error text", true));
     await until((doc) => doc.state.status === "awaiting_input" && doc.state.visits.length === 4);
     expect(show(definition.branch, "feedback.md")).toContain("tighten the error text");
   }, 60_000);
@@ -182,7 +152,7 @@ describe("reviews and CI send a run back", () => {
   it("CI failing on the head sends a succeeded run back once per commit, with the failing checks and the job's log tail", async () => {
     await app.deliver("issues", labeled());
     await app.waitForStatus("awaiting_input");
-    await app.deliver("issue_comment", commentOn(ISSUE, "/approve", false));
+    await app.deliver("issue_comment", commentAs(ISSUE, "/approve", false));
     const { definition, state } = await app.waitForStatus("succeeded");
     const sha = state.lastSha ?? "";
     app.github.suiteRuns.set(5001, [
@@ -232,7 +202,7 @@ describe("reviews and CI send a run back", () => {
     const { definition } = await app.waitForStatus("awaiting_input");
     const pull = app.github.pulls[0];
     if (pull !== undefined) pull.mergeable = false;
-    await app.deliver("issue_comment", commentOn(ISSUE, "/approve", false));
+    await app.deliver("issue_comment", commentAs(ISSUE, "/approve", false));
     await until((doc) => doc.state.status === "awaiting_input" && doc.state.visits.length === 4);
     expect(show(definition.branch, "feedback.md")).toContain("no longer merges with its base");
   }, 60_000);
@@ -240,7 +210,7 @@ describe("reviews and CI send a run back", () => {
   it("a succeeded run's pull request that stops merging with its base on synchronize goes back once", async () => {
     await app.deliver("issues", labeled());
     await app.waitForStatus("awaiting_input");
-    await app.deliver("issue_comment", commentOn(ISSUE, "/approve", false));
+    await app.deliver("issue_comment", commentAs(ISSUE, "/approve", false));
     const { definition, state } = await app.waitForStatus("succeeded");
     const pull = app.github.pulls[0];
     if (pull !== undefined) pull.mergeable = false;
@@ -267,7 +237,7 @@ describe("reviews and CI send a run back", () => {
   it("ignores ClusterCode's own check suites and acknowledges a lone review comment without acting", async () => {
     await app.deliver("issues", labeled());
     await app.waitForStatus("awaiting_input");
-    await app.deliver("issue_comment", commentOn(ISSUE, "/approve", false));
+    await app.deliver("issue_comment", commentAs(ISSUE, "/approve", false));
     const { definition, state } = await app.waitForStatus("succeeded");
     const own = suiteFailed(definition.branch, state.lastSha ?? "");
     if (own.check_suite.app !== null) own.check_suite.app.slug = "clustercode";

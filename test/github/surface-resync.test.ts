@@ -1,12 +1,11 @@
-import type { IssuesLabeledEvent } from "@octokit/webhooks-types";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Installations } from "../../src/github/client/installations.js";
 import { statusMarker } from "../../src/github/surfaces/render-status.js";
 import { Surfaces } from "../../src/github/surfaces/surfaces.js";
 import type { Admission } from "../../src/runtime/admission.js";
 import type { Store } from "../../src/store/store.js";
-import { payloadOf, startTestApp, type TestApp } from "./helpers/harness.js";
-import { commentOn } from "./helpers/payloads.js";
+import { startTestApp, type TestApp } from "./helpers/harness.js";
+import { commentOn, labeledIssue } from "../helpers/payloads.js";
 
 const GATED = `version: 1
 name: ship
@@ -31,13 +30,7 @@ describe("a restart's resync of surfaces", () => {
   it("writes nothing to a parked run's surfaces that is already current", async () => {
     app = await startTestApp(GATED);
     app.github.permissions.set("alice", "write");
-    const labeled = payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
-      if (p.label !== undefined) p.label.name = "clustercode";
-      p.issue.number = 9;
-      p.sender.login = "alice";
-      p.sender.type = "User";
-    });
-    await app.deliver("issues", labeled);
+    await app.deliver("issues", labeledIssue(9));
     await app.waitForStatus("awaiting_input");
     const before = app.github.requests.length;
     expect(app.github.calls("POST", /\/issues\/9\/comments$/)).not.toEqual([]);
@@ -110,14 +103,7 @@ describe("surfaces of one run synced by two replicas at once", () => {
   });
 });
 
-function labeledOn(issue: number) {
-  return payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
-    if (p.label !== undefined) p.label.name = "clustercode";
-    p.issue.number = issue;
-    p.sender.login = "alice";
-    p.sender.type = "User";
-  });
-}
+const labeledOn = (issue: number) => labeledIssue(issue);
 
 /** Surfaces whose syncs are recorded and held until the test lets them finish. */
 class HeldSurfaces extends Surfaces {

@@ -1,15 +1,18 @@
-import type {
-  InstallationCreatedEvent,
-  IssueCommentCreatedEvent,
-  IssuesLabeledEvent,
-} from "@octokit/webhooks-types";
-import { webhookExample } from "./helpers/examples.js";
+import type { InstallationCreatedEvent, IssuesLabeledEvent } from "@octokit/webhooks-types";
+import { startTestApp, type TestApp } from "./helpers/harness.js";
+import {
+  commentOn,
+  labeledIssue,
+  OWNER,
+  payloadOf,
+  REPO,
+  webhookExample,
+} from "../helpers/payloads.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Admission } from "../../src/runtime/admission.js";
 import { CATCH_UP_MS, Schedules } from "../../src/github/handlers/schedules.js";
 import { StoreError } from "../../src/store/store-error.js";
 import { parseWorkflow } from "../../src/workflow/parse.js";
-import { OWNER, payloadOf, REPO, startTestApp, type TestApp } from "./helpers/harness.js";
 
 const WORKFLOW = `version: 1
 name: ship
@@ -36,24 +39,9 @@ const SIX = Math.floor(Date.now() / 86_400_000) * 86_400_000 + 86_400_000 + 6 * 
 const SIX_UTC = new Date(SIX).toISOString();
 const TITLE = `ClusterCode: Nightly check (${SIX_UTC.slice(0, 16).replace("T", " ")} UTC)`;
 
-function labeled(issue: number, login = "alice") {
-  return payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
-    if (p.label !== undefined) p.label.name = "clustercode";
-    p.issue.number = issue;
-    p.sender.login = login;
-    p.sender.type = "User";
-  });
-}
+const labeled = (issue: number, login = "alice") => labeledIssue(issue, login);
 
-function comment(body: string, login: string, issue: number) {
-  return payloadOf<IssueCommentCreatedEvent>("issue_comment", "created", (p) => {
-    p.issue.number = issue;
-    delete p.issue.pull_request;
-    p.comment.body = body;
-    p.sender.login = login;
-    p.sender.type = "User";
-  });
-}
+const comment = (body: string, login: string, issue: number) => commentOn(issue, body, login);
 
 describe("triggers, commands and admission", () => {
   let app: TestApp;

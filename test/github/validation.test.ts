@@ -2,7 +2,8 @@ import { randomBytes } from "node:crypto";
 import type { PullRequestOpenedEvent, PushEvent } from "@octokit/webhooks-types";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { VALIDATION_CHECK } from "../../src/github/surfaces/validation-check.js";
-import { payloadOf, startTestApp, type TestApp } from "./helpers/harness.js";
+import { startTestApp, type TestApp } from "./helpers/harness.js";
+import { payloadOf } from "../helpers/payloads.js";
 
 const VALID = `version: 1
 name: ship

@@ -10,7 +10,7 @@ import { DeliveryIntake } from "../../src/github/intake/intake.js";
 import { guardWebhooks } from "../../src/github/intake/webhook-guard.js";
 import { StoreError } from "../../src/store/store-error.js";
 import type { Store } from "../../src/store/store.js";
-import { webhookExample } from "./helpers/examples.js";
+import { webhookExample } from "../helpers/payloads.js";
 
 const SECRET = "webhook-secret";
 const servers: Server[] = [];

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { isoWeek, SCORECARD_TITLE } from "../../src/github/surfaces/weekly-scorecard.js";
-import { OWNER, REPO, startTestApp, type TestApp } from "./helpers/harness.js";
-import { commentOn, labeledIssue } from "./helpers/payloads.js";
+import { startTestApp, type TestApp } from "./helpers/harness.js";
+import { commentOn, labeledIssue, OWNER, REPO } from "../helpers/payloads.js";
 
 const WORKFLOW = `version: 1
 name: judged

@@ -1,11 +1,10 @@
 import { ScanCommand } from "@aws-sdk/client-dynamodb";
 import { writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { NO_JUDGE } from "../../src/runtime/judge.js";
 import type { Item } from "../../src/store/dynamo-attributes.js";
 import { itemSize } from "../../src/store/dynamo-limits.js";
 import { DynamoStore } from "../../src/store/dynamo-store.js";
-import { InstantWorld } from "../agents/instant-world.js";
+import { InstantWorld } from "../helpers/instant-world.js";
 import { definitionOf, workflowOf } from "../engine/harness.js";
 import { useTestDynamo } from "../store/dynalite-fixture.js";
 
@@ -63,7 +62,6 @@ describe("a run's items stay within DynamoDB's limits", () => {
     const store = await dynamo.newStore();
     const world = new InstantWorld({
       store,
-      judge: NO_JUDGE,
       repository: "/nowhere",
       exit: (request) => (request.command.type === "script" ? 1 : 0),
       output: (request) => (request.command.type === "script" ? GATE_OUTPUT : ""),
@@ -91,7 +89,7 @@ describe("a run's items stay within DynamoDB's limits", () => {
 
   it("keeps a run's pinned definition beside the run item: a transition writes the state", async () => {
     const store = await dynamo.newStore();
-    const world = new InstantWorld({ store, judge: NO_JUDGE, repository: "/nowhere" });
+    const world = new InstantWorld({ store });
     const brief = "The login page rejects valid passwords. ".repeat(20);
     const definition = definitionOf(grind, { runId: "pinned", brief });
     const text = JSON.stringify(definition);
@@ -110,7 +108,6 @@ describe("a run's items stay within DynamoDB's limits", () => {
     // Read back by another process, the run is whole.
     const again = new InstantWorld({
       store: new DynamoStore({ client: dynamo.client, table: store.table }),
-      judge: NO_JUDGE,
       repository: "/nowhere",
     });
     expect((await again.runtime.load("pinned"))?.document.definition).toEqual(definition);
@@ -118,7 +115,7 @@ describe("a run's items stay within DynamoDB's limits", () => {
 
   it("a run whose brief is 210,000 characters succeeds, its brief stored outside the run item", async () => {
     const store = await dynamo.newStore();
-    const world = new InstantWorld({ store, judge: NO_JUDGE, repository: "/nowhere" });
+    const world = new InstantWorld({ store });
     const brief = "要件".repeat(105_000);
     await world.runtime.start(definitionOf(once, { runId: "long", brief }), { repo: "acme/app" });
     const { state, definition } = await world.settled("long");

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { definitionOf, workflowOf } from "../engine/harness.js";
 import { useTestDynamo } from "../store/dynalite-fixture.js";
-import { openRuntime } from "./instant-world.js";
+import { openRuntime } from "../helpers/instant-world.js";
 
 const dynamo = useTestDynamo();
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Effect, RunEvent } from "../../src/engine/model.js";
 import { definitionOf, workflowOf } from "../engine/harness.js";
 import { useTestDynamo } from "../store/dynalite-fixture.js";
-import { InstantWorld, openRuntime } from "./instant-world.js";
+import { InstantWorld } from "../helpers/instant-world.js";
 
 const dynamo = useTestDynamo();
 
@@ -20,8 +20,6 @@ edges:
   - { from: ok, to: c, label: approved }
 `);
 
-const open = openRuntime;
-
 async function waitFor(check: () => Promise<boolean>): Promise<void> {
   for (let i = 0; i < 200; i++) {
     if (await check()) return;
@@ -34,8 +32,8 @@ describe("runtime", () => {
   it("drives a run through the store with two write requests per transition", async () => {
     const requests: string[] = [];
     const store = await dynamo.newStore({ onRequest: (name) => requests.push(name) });
-    const world = new InstantWorld();
-    const runtime = open(store, world);
+    const world = new InstantWorld({ store });
+    const runtime = world.runtime;
     const definition = definitionOf(workflow, { runId: "run1" });
     await runtime.start(definition, { repo: "acme/app" });
     await waitFor(async () => (await store.getRun("run1"))?.status === "awaiting_input");
@@ -59,17 +57,17 @@ describe("runtime", () => {
     expect(owed.length).toBeGreaterThan(0);
     expect(receipts.size).toBe(owed.length);
     // So a process picking the run up again performs none of its latest effects twice.
-    const restarted = new InstantWorld();
-    await open(store, restarted).reconcile("run1");
+    const restarted = new InstantWorld({ store });
+    await restarted.runtime.reconcile("run1");
     expect(restarted.performed).toEqual([]);
   });
 
   it("two runtimes racing on one event: exactly one applies it", async () => {
     const store = await dynamo.newStore();
-    const first = new InstantWorld();
-    const second = new InstantWorld();
-    const runtimeA = open(store, first);
-    const runtimeB = open(store, second);
+    const first = new InstantWorld({ store });
+    const second = new InstantWorld({ store });
+    const runtimeA = first.runtime;
+    const runtimeB = second.runtime;
     await runtimeA.start(definitionOf(workflow, { runId: "race" }), { repo: "acme/app" });
     await waitFor(async () => (await store.getRun("race"))?.status === "awaiting_input");
     await runtimeA.idle();
@@ -100,9 +98,9 @@ describe("runtime", () => {
 
   it("after a crash mid-effects, reconcile performs only what has no receipt", async () => {
     const store = await dynamo.newStore();
-    const crashing = new InstantWorld();
+    const crashing = new InstantWorld({ store });
     crashing.crashAt = 2;
-    const runtime = open(store, crashing);
+    const runtime = crashing.runtime;
     await expect(
       runtime.start(definitionOf(workflow, { runId: "crash" }), { repo: "acme/app" }),
     ).rejects.toThrow("crash");
@@ -118,8 +116,8 @@ describe("runtime", () => {
       ).size,
     ).toBe(0);
 
-    const healthy = new InstantWorld();
-    const restarted = open(store, healthy);
+    const healthy = new InstantWorld({ store });
+    const restarted = healthy.runtime;
     await restarted.reconcile("crash");
     const redone = healthy.performed.map((effect) => effect.seq);
     expect(redone).toEqual(

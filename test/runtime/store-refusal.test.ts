@@ -5,8 +5,7 @@ import type { Effect } from "../../src/engine/model.js";
 import type { RunDocument } from "../../src/runtime/runtime.js";
 import type { Item } from "../../src/store/dynamo-attributes.js";
 import { itemSize } from "../../src/store/dynamo-limits.js";
-import { NO_JUDGE } from "../../src/runtime/judge.js";
-import { InstantWorld } from "../agents/instant-world.js";
+import { InstantWorld } from "../helpers/instant-world.js";
 import { definitionOf, workflowOf } from "../engine/harness.js";
 import { useTestDynamo } from "../store/dynalite-fixture.js";
 
@@ -28,7 +27,7 @@ nodes:
 describe("a store refusal", () => {
   it("fails the run with the store's reason instead of leaving it running", async () => {
     const store = await dynamo.newStore();
-    const world = new InstantWorld({ store, judge: NO_JUDGE, repository: "/nowhere" });
+    const world = new InstantWorld({ store });
     const definition = definitionOf(oversized, { runId: "big" });
     const delivery = await world.runtime.start(definition, { repo: "acme/app" });
     expect(delivery.state).toMatchObject({
@@ -44,7 +43,7 @@ describe("a store refusal", () => {
     expect((await store.getRun("big"))?.status).toBe("failed");
 
     // Picking it up again (another process's resume) reports where it stands, and crashes nothing.
-    const again = new InstantWorld({ store, judge: NO_JUDGE, repository: "/nowhere" });
+    const again = new InstantWorld({ store });
     const reconciled = await again.runtime.reconcile("big");
     expect(reconciled?.document.state.status).toBe("failed");
     const restart = await again.runtime.deliver("big", { type: "run.start", at: Date.now() });
@@ -74,7 +73,7 @@ describe("a store refusal", () => {
     expect(itemSize(old)).toBeGreaterThan(400 * 1024);
     await dynamo.client.send(new PutItemCommand({ TableName: store.table, Item: old }));
 
-    const world = new InstantWorld({ store, judge: NO_JUDGE, repository: "/nowhere" });
+    const world = new InstantWorld({ store });
     const loaded = await world.runtime.reconcile("old1");
     const devbox = loaded?.document.state.devbox?.id ?? "";
     const lost = await world.runtime.deliver("old1", {

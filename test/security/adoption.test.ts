@@ -1,10 +1,10 @@
-import type { IssuesLabeledEvent } from "@octokit/webhooks-types";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { statusMarker } from "../../src/github/surfaces/render-status.js";
 import { runIdOf } from "../../src/runtime/issue-run-creation.js";
 import { readWorkflows } from "../../src/github/client/workflow-source.js";
 import { BOT_LOGIN } from "../github/helpers/fake-github.js";
-import { OWNER, payloadOf, REPO, startTestApp, type TestApp } from "../github/helpers/harness.js";
+import { startTestApp, type TestApp } from "../github/helpers/harness.js";
+import { labeledIssue, OWNER, REPO } from "../helpers/payloads.js";
 
 const WORKFLOW = `version: 1
 name: ship
@@ -64,13 +64,7 @@ describe("the app adopts only what its own bot login wrote", () => {
         user,
       });
     }
-    const labeled = payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
-      if (p.label !== undefined) p.label.name = "clustercode";
-      p.issue.number = 9;
-      p.sender.login = "alice";
-      p.sender.type = "User";
-    });
-    await app.deliver("issues", labeled, delivery);
+    await app.deliver("issues", labeledIssue(9), delivery);
     await app.waitForStatus("awaiting_input");
 
     // The forged comments are untouched: never edited into the run's status.

@@ -1,7 +1,7 @@
 import type { IssueCommentEditedEvent } from "@octokit/webhooks-types";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { payloadOf, startTestApp, type TestApp } from "../github/helpers/harness.js";
-import { commentOn, labeledIssue } from "../github/helpers/payloads.js";
+import { startTestApp, type TestApp } from "../github/helpers/harness.js";
+import { commentOn, labeledIssue, payloadOf } from "../helpers/payloads.js";
 
 const GATED = `version: 1
 name: ship

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { blobSha } from "../github/helpers/fake-github.js";
-import { payloadOf, startTestApp, type TestApp } from "../github/helpers/harness.js";
-import { labeledIssue } from "../github/helpers/payloads.js";
+import { startTestApp, type TestApp } from "../github/helpers/harness.js";
+import { labeledIssue, payloadOf } from "../helpers/payloads.js";
 
 const MAIN = `version: 1
 name: ship

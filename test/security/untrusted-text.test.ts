@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../github/helpers/harness.js";
-import { commentOn, labeledIssue } from "../github/helpers/payloads.js";
+import { commentOn, labeledIssue } from "../helpers/payloads.js";
 
 /** Where a command smuggled in issue text would leave its mark, if it ever ran. */
 const dir = mkdtempSync(join(tmpdir(), "cc-canary-"));

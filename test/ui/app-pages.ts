@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { IssuesLabeledEvent } from "@octokit/webhooks-types";
 import nock from "nock";
-import { payloadOf, startTestApp, type TestApp } from "../github/helpers/harness.js";
+import { startTestApp, type TestApp } from "../github/helpers/harness.js";
+import { labeledIssue } from "../helpers/payloads.js";
 
 /** The app's OAuth client in the tests (never a real one). */
 export const CLIENT_ID = "Iv1.testclientid";
@@ -27,14 +27,7 @@ edges:
 `;
 
 /** The labelled-issue delivery that starts a run of GATED. */
-export function labeled() {
-  return payloadOf<IssuesLabeledEvent>("issues", "labeled", (p) => {
-    if (p.label !== undefined) p.label.name = "clustercode";
-    p.issue.number = 9;
-    p.sender.login = "alice";
-    p.sender.type = "User";
-  });
-}
+export const labeled = () => labeledIssue(9);
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => unknown;
 

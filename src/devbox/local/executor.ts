@@ -6,13 +6,11 @@ import { readRunningCommand } from "../agent/command-journal.js";
 import { DevBoxError } from "../errors.js";
 import { SingleFlight } from "../single-flight.js";
 import type { DevBoxExecutor, StartRequest } from "../executor.js";
-import { OutputTail } from "../output-tail.js";
 import { commandLineOf, isAlive, waitForExit, workingDirectoryOf } from "./process-info.js";
-import { killGroup, runProcess } from "../process-runner.js";
-import { AGENT_ENV } from "../protocol.js";
+import { killGroup } from "../process-runner.js";
 import { defaultCliPath } from "./cli-path.js";
-import { withoutCredentials } from "./repository-url.js";
-import { hubGitAuthEnv } from "../hub/git/git-auth.js";
+import { agentEnvironment, passedOn } from "./agent-env.js";
+import { cloneCheckout, setOrigin } from "./clone.js";
 import { launchAgent } from "./launch.js";
 import type { HubRelay } from "./hub-relay.js";
 import { chooseIsolation, devboxUid, UNSAFE_ENV, type Isolation } from "./sandbox.js";
@@ -48,7 +46,6 @@ export interface LocalDevBoxPaths {
 }
 
 const DEVBOX_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-const PASSED_ON = ["PATH", "HOME", "LANG"] as const;
 
 /**
  * Runs each DevBox as a child process (`clustercode devbox`) in a fresh clone under the state
@@ -101,15 +98,14 @@ export class LocalExecutor implements DevBoxExecutor {
     const isolation = this.isolation();
     await mkdir(paths.dir, { recursive: true });
     await mkdir(paths.tmp, { recursive: true, mode: 0o700 });
-    if (!existsSync(join(paths.checkout, ".git"))) await this.#clone(request, paths);
+    if (!existsSync(join(paths.checkout, ".git")))
+      await cloneCheckout(request, paths, passedOn(this.#env));
     // A checkout an earlier process left (its journal kept) names that process's hub, gone now.
-    else if (!(await this.#setOrigin(paths, request.repository)))
+    else if (!(await setOrigin(paths, request.repository, passedOn(this.#env))))
       throw new DevBoxError(
         "clone-failed",
         `cannot point the checkout of ${request.devboxId} at its hub`,
-        {
-          retryable: true,
-        },
+        { retryable: true },
       );
     const log = await open(paths.logFile, "a", 0o600);
     try {
@@ -122,7 +118,10 @@ export class LocalExecutor implements DevBoxExecutor {
         repository: request.repository,
         cliPath: this.#cliPath,
         ...(request.egressProxy === undefined ? {} : { egressProxy: request.egressProxy }),
-        env: this.#agentEnv(request, log),
+        env: agentEnvironment(request, this.#env, {
+          asRoot: (this.#options.uid ?? process.getuid?.()) === 0,
+          warn: (line) => writeLine(log.fd, line),
+        }),
         ...(process.getuid?.() === 0 ? { uid: devboxUid(request.devboxId) } : {}),
         logFd: log.fd,
       });
@@ -196,101 +195,6 @@ export class LocalExecutor implements DevBoxExecutor {
     return reaped;
   }
 
-  async #clone(request: StartRequest, paths: LocalDevBoxPaths): Promise<void> {
-    const { repository } = request;
-    await rm(paths.checkout, { recursive: true, force: true });
-    // Through the hub, the DevBox's own hub token authenticates the clone (never stored in it).
-    const auth = viaHub(request) ? hubGitAuthEnv(request.token) : {};
-    const output = new OutputTail(8 * 1024);
-    const { exitCode } = await runProcess({
-      file: "git",
-      args: ["clone", "--quiet", "--", repository, paths.checkout],
-      cwd: paths.dir,
-      env: { ...this.#passedOn(), ...auth, GIT_TERMINAL_PROMPT: "0" },
-      signal: new AbortController().signal,
-      output,
-    });
-    if (exitCode !== 0) {
-      throw new DevBoxError(
-        "clone-failed",
-        `git clone ${repository} failed (${exitCode}): ${output.text()}`,
-        {
-          retryable: true,
-        },
-      );
-    }
-    // A token in the clone URL must not stay in the checkout, where every command could read it
-    // and where it would expire: the agent authenticates each fetch and push afresh instead.
-    if (withoutCredentials(repository) !== repository) await this.#setOrigin(paths, repository);
-  }
-
-  /** Points the checkout's `origin` at `repository` (without credentials); false if git failed. */
-  async #setOrigin(paths: LocalDevBoxPaths, repository: string): Promise<boolean> {
-    const { exitCode } = await runProcess({
-      file: "git",
-      // The checkout may belong to the DevBox's own uid.
-      args: [
-        "-c",
-        `safe.directory=${paths.checkout}`,
-        "remote",
-        "set-url",
-        "origin",
-        withoutCredentials(repository),
-      ],
-      cwd: paths.checkout,
-      env: this.#passedOn(),
-      signal: new AbortController().signal,
-      output: new OutputTail(1024),
-    });
-    return exitCode === 0;
-  }
-
-  #passedOn(): Record<string, string> {
-    const env: Record<string, string> = {};
-    for (const name of PASSED_ON) {
-      const value = this.#env[name];
-      if (value !== undefined) env[name] = value;
-    }
-    return env;
-  }
-
-  /** The agent's environment: minimal, with only the secrets its spec names. */
-  #agentEnv(request: StartRequest, log: { fd: number }): Record<string, string> {
-    const env = this.#passedOn();
-    for (const name of [AGENT_ENV.heartbeatMs, AGENT_ENV.lapseMs, ...request.spec.secrets]) {
-      const value = this.#env[name];
-      if (value !== undefined) env[name] = value;
-      else if (request.spec.secrets.includes(name) && request.env?.[name] === undefined) {
-        // A local run may not need every production secret; say so where the user will look.
-        writeLine(log.fd, `clustercode: secret ${name} is not set in the runtime's environment`);
-      }
-    }
-    return {
-      ...env,
-      ...(this.#runsAsRoot() ? { IS_SANDBOX: "1" } : {}),
-      ...request.env,
-      ...request.providerEnv,
-      [AGENT_ENV.runId]: request.runId,
-      [AGENT_ENV.branch]: request.spec.branch,
-      [AGENT_ENV.baseBranch]: request.spec.baseBranch,
-      [AGENT_ENV.setup]: JSON.stringify(request.spec.setup),
-      [AGENT_ENV.secrets]: JSON.stringify(request.spec.secrets),
-      ...(request.spec.harnesses === undefined
-        ? {}
-        : { [AGENT_ENV.harnesses]: JSON.stringify(request.spec.harnesses) }),
-      ...(viaHub(request) ? { [AGENT_ENV.gitViaHub]: "1" } : {}),
-    };
-  }
-
-  /**
-   * Claude Code refuses `--dangerously-skip-permissions` as root unless told it runs in a
-   * sandbox. A runtime running as root is a container or a CI machine, whose DevBoxes are as
-   * disposable as an ECS task's, so they say so with Claude Code's `IS_SANDBOX=1`.
-   */
-  #runsAsRoot(): boolean {
-    return (this.#options.uid ?? process.getuid?.()) === 0;
-  }
-
   /** The pid in the DevBox's pid file when that process is alive and is our agent for that id. */
   async #livePid(devboxId: string): Promise<number | undefined> {
     const { pidFile } = this.paths(devboxId);
@@ -334,11 +238,6 @@ export class LocalExecutor implements DevBoxExecutor {
       throw error;
     }
   }
-}
-
-/** Whether the DevBox clones from the hub's git route (the hub holds the credentials). */
-function viaHub(request: StartRequest): boolean {
-  return request.repository.startsWith(`${request.apiUrl.replace(/\/$/, "")}/internal/devboxes/`);
 }
 
 function writeLine(fd: number, text: string): void {

@@ -114,35 +114,11 @@ export class Answers {
       return;
     }
     if (command.kind === "status") {
-      const { state } = run.document;
-      const where = state.active === undefined ? "" : ` at **${state.active.node}**`;
-      await reply(
-        speaker.gh,
-        speaker.repo,
-        speaker.issue,
-        `ClusterCode run \`${run.stored.runId}\` of ${run.stored.workflow}: **${state.status}**${where}${state.reason === undefined ? "" : ` (${state.reason})`}.`,
-      );
+      await reply(speaker.gh, speaker.repo, speaker.issue, statusLine(run));
       return;
     }
     const who = { actor: speaker.actor, where: speaker.where, at: this.deps.now() };
-    const event: RunEvent =
-      command.kind === "cancel"
-        ? {
-            type: "run.cancel",
-            ...who,
-            ...(command.note === undefined
-              ? {}
-              : { reason: `cancelled by ${speaker.actor}: ${command.note}` }),
-          }
-        : command.kind === "retry"
-          ? { type: "run.retry", ...who, ...(command.resetBudget ? { resetBudget: true } : {}) }
-          : {
-              type: "run.resolve",
-              outcome: command.outcome,
-              ...who,
-              ...(command.note === undefined ? {} : { note: command.note }),
-            };
-    await this.#deliver(speaker, run.stored.runId, event);
+    await this.#deliver(speaker, run.stored.runId, controlEvent(command, who));
   }
 
   /** The issue a run belongs to (from its branch), where replies about it go. */
@@ -415,4 +391,35 @@ function pickRun(runs: IndexedRun[], command: RunCommand): IndexedRun | undefine
     case "rework":
       return runs.find((run) => run.stored.status === "succeeded") ?? runs[0];
   }
+}
+
+/** The one-line answer to `/status`. */
+function statusLine(run: IndexedRun): string {
+  const { state } = run.document;
+  const where = state.active === undefined ? "" : ` at **${state.active.node}**`;
+  const reason = state.reason === undefined ? "" : ` (${state.reason})`;
+  return `ClusterCode run \`${run.stored.runId}\` of ${run.stored.workflow}: **${state.status}**${where}${reason}.`;
+}
+
+/** The event of `/cancel`, `/retry` or `/resolve`, by `who`. */
+function controlEvent(
+  command: Extract<RunCommand, { kind: "cancel" | "retry" | "resolve" }>,
+  who: { actor: string; where: string; at: number },
+): RunEvent {
+  if (command.kind === "cancel")
+    return {
+      type: "run.cancel",
+      ...who,
+      ...(command.note === undefined
+        ? {}
+        : { reason: `cancelled by ${who.actor}: ${command.note}` }),
+    };
+  if (command.kind === "retry")
+    return { type: "run.retry", ...who, ...(command.resetBudget ? { resetBudget: true } : {}) };
+  return {
+    type: "run.resolve",
+    outcome: command.outcome,
+    ...who,
+    ...(command.note === undefined ? {} : { note: command.note }),
+  };
 }

@@ -9,7 +9,8 @@ import { clusterCodeApp } from "../../../src/github/intake/app.js";
 import { AppHost } from "../../../src/github/setup/app-host.js";
 import type { RunDocument } from "../../../src/runtime/runtime.js";
 import { RunRepository } from "../../../src/store/run-repository.js";
-import { webhookExample } from "./examples.js";
+import { InProcessExecutor } from "../../helpers/in-process-executor.js";
+import { OWNER, REPO } from "../../helpers/payloads.js";
 import { FakeGitHub } from "./fake-github.js";
 
 const { privateKey } = generateKeyPairSync("rsa", {
@@ -18,14 +19,22 @@ const { privateKey } = generateKeyPairSync("rsa", {
   publicKeyEncoding: { type: "spki", format: "pem" },
 });
 
-/** The repository every scenario plays in (the webhook examples' Codertocat/Hello-World). */
-export const OWNER = "Codertocat";
-export const REPO = "Hello-World";
-
-/** The part of a payload every scenario adjusts. */
-interface RepositoryPayload {
-  repository: { name: string; full_name: string; owner: { login: string }; default_branch: string };
-}
+/** A build and an approval gate: the smallest workflow that parks a run for an answer. */
+export const SHIP_WORKFLOW = `version: 1
+name: ship
+on:
+  label: clustercode
+nodes:
+  build:
+    kind: run
+    run: echo built > out.txt
+  gate:
+    kind: approval
+edges:
+  - { from: build, to: gate }
+  - { from: gate, to: done, label: approved }
+  - { from: gate, to: failed, label: rejected }
+`;
 
 /** A running app over a fake GitHub and a local git repository standing in for the remote. */
 export interface TestApp {
@@ -87,6 +96,11 @@ export interface TestAppOptions {
    * builds for the GitHub it talks to (a scenario serving that repository over HTTP).
    */
   cloneDirectly?: boolean;
+  /**
+   * How DevBoxes run: their agents in this process (default; see InProcessExecutor), or as the
+   * app runs them, local processes of the built CLI (`dist/`), for tests that exist to prove them.
+   */
+  devboxes?: "in-process" | "processes";
   /** Receives the handlers the app adds to its HTTP server (the run pages). */
   addHandler?: (handler: (req: IncomingMessage, res: ServerResponse) => unknown) => void;
 }
@@ -105,25 +119,37 @@ export async function startTestApp(
   github.install();
   const errors: string[] = [];
   const open = async (): Promise<{ host: AppHost; probot: Probot }> => {
+    const env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      CLUSTERCODE_DEVBOX_LAPSE_MS: "30000",
+      // DevBoxes push to a local bare repository the test (root, in CI) owns, which a DevBox's
+      // own uid cannot write: unsandboxed until git goes through the hub. The walls are
+      // tested in test/security/devbox-walls.test.ts.
+      CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: "1",
+      ...options.env,
+    };
+    const stateDir = join(dir, "state");
+    const inProcess = () =>
+      Promise.resolve({
+        executor: new InProcessExecutor(stateDir, env),
+        hubHost: "127.0.0.1",
+        hubPort: 0,
+        tokenFromHub: false,
+      });
     const host = await AppHost.open(
       {
-        stateDir: join(dir, "state"),
-        env: {
-          PATH: process.env.PATH,
-          HOME: process.env.HOME,
-          CLUSTERCODE_DEVBOX_LAPSE_MS: "30000",
-          // DevBoxes push to a local bare repository the test (root, in CI) owns, which a DevBox's
-          // own uid cannot write: unsandboxed until git goes through the hub. The walls are
-          // tested in test/security/devbox-walls.test.ts.
-          CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: "1",
-          ...options.env,
-        },
+        stateDir,
+        env,
         log: {
           error: (message, error) =>
             errors.push(`${message}: ${error instanceof Error ? error.message : String(error)}`),
         },
       },
-      options.cloneDirectly === false ? {} : { cloneUrl: () => remote },
+      {
+        ...(options.cloneDirectly === false ? {} : { cloneUrl: () => remote }),
+        ...(options.devboxes === "processes" ? {} : { executor: inProcess }),
+      },
     );
     const probot = new Probot({
       appId: 1,
@@ -192,23 +218,4 @@ export async function startTestApp(
     },
   };
   return app;
-}
-
-/** A payload from the webhook examples with the scenario's repository and installation. */
-export function payloadOf<T extends RepositoryPayload>(
-  event: string,
-  action: string | undefined,
-  change: (payload: T) => void,
-): T {
-  const payload = webhookExample<T>(event, action);
-  (payload as { installation?: unknown }).installation = {
-    id: 1,
-    node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ==",
-  };
-  payload.repository.name = REPO;
-  payload.repository.full_name = `${OWNER}/${REPO}`;
-  payload.repository.owner.login = OWNER;
-  payload.repository.default_branch = "main";
-  change(payload);
-  return payload;
 }

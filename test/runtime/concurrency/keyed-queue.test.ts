@@ -50,9 +50,10 @@ describe("KeyedQueue", () => {
   it("waits in idle until the work queued meanwhile is done", async () => {
     const queue = new KeyedQueue();
     let done = 0;
-    void queue.run("a", async () => {
+    void queue.run("a", () => {
       done++;
       void queue.run("a", () => Promise.resolve(done++));
+      return Promise.resolve();
     });
     await queue.idle();
     expect(done).toBe(2);

@@ -5,7 +5,7 @@ import type { Effect, RunEvent } from "../../src/engine/model.js";
 import { DevBoxRegistry } from "../../src/runtime/devbox-registry.js";
 import { DevBoxEffects, type EffectPerformer } from "../../src/runtime/effects.js";
 import type { EventSink } from "../../src/runtime/ports.js";
-import type { Judge } from "../../src/runtime/judge.js";
+import { NO_JUDGE, type Judge } from "../../src/runtime/judge.js";
 import type { RunDocument } from "../../src/runtime/runtime.js";
 import { Runtime } from "../../src/runtime/runtime.js";
 import type { Store } from "../../src/store/store.js";
@@ -14,9 +14,10 @@ import type { DiffSource } from "../../src/agents/diff-source.js";
 /** How the fake DevBoxes answer. */
 export interface InstantWorldOptions {
   store: Store;
-  judge: Judge;
-  /** The source repository every run clones (a path). */
-  repository: string;
+  /** Judges' verdicts (default none: a judge node fails). */
+  judge?: Judge;
+  /** The source repository every run clones (a path; default none). */
+  repository?: string;
   diffs?: DiffSource;
   /** Exit code of a command (default 0). */
   exit?: (request: CommandRequest, devboxId: string) => number;
@@ -27,8 +28,9 @@ export interface InstantWorldOptions {
 }
 
 /**
- * A runtime whose DevBoxes answer at once (no processes), while judges and the daily ledger go
- * through the real `DevBoxEffects`, store and judge: what these tests are about.
+ * The one run harness of the runtime's tests: a runtime whose DevBoxes answer at once (no
+ * processes), while judges and the daily ledger go through the real `DevBoxEffects`, store and
+ * judge. `crashAt` makes the effect of that number throw (a crash while performing effects).
  */
 export class InstantWorld implements EffectPerformer {
   readonly runtime: Runtime;
@@ -38,6 +40,7 @@ export class InstantWorld implements EffectPerformer {
   readonly errors: unknown[] = [];
   /** Where the real effects offer their events: the runtime, a microtask later. */
   readonly events: EventSink = { offer: (runId, event) => this.#later(runId, event) };
+  crashAt = Infinity;
 
   constructor(private readonly options: InstantWorldOptions) {
     const unused = new Proxy(
@@ -53,8 +56,8 @@ export class InstantWorld implements EffectPerformer {
       hub: unused as DevBoxHub,
       executor: unused as DevBoxExecutor,
       registry: new DevBoxRegistry(Date.now),
-      judge: options.judge,
-      source: { env: {}, repositoryOf: () => Promise.resolve(options.repository) },
+      judge: options.judge ?? NO_JUDGE,
+      source: { env: {}, repositoryOf: () => Promise.resolve(options.repository ?? "/nowhere") },
       now: Date.now,
       ...(options.diffs === undefined ? {} : { diffs: options.diffs }),
     });
@@ -62,6 +65,7 @@ export class InstantWorld implements EffectPerformer {
   }
 
   perform(runId: string, effect: Effect): Promise<unknown> {
+    if (this.performed.length + 1 >= this.crashAt) return Promise.reject(new Error("crash"));
     this.performed.push(effect);
     const at = Date.now();
     switch (effect.type) {
@@ -112,4 +116,9 @@ export class InstantWorld implements EffectPerformer {
         void this.runtime.deliver(runId, event).catch((error: unknown) => this.errors.push(error)),
     );
   }
+}
+
+/** A runtime over `store` whose DevBoxes answer at once. */
+export function openRuntime(store: Store): Runtime {
+  return new InstantWorld({ store }).runtime;
 }
