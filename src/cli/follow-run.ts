@@ -5,7 +5,7 @@ import type { StateDirReader } from "../store/state-dir-reader.js";
 import { StoreError } from "../store/store-error.js";
 import { readStateDir } from "./busy-state-dir.js";
 import type { CommandIo } from "./command.js";
-import { DevBoxLogTail, type DevBoxLogLine } from "./devbox-log-tail.js";
+import { DevBoxLogTail, type DevBoxLogLine } from "../devbox/local/log-tail.js";
 import { EvidenceNarrator, renderRecord } from "./evidence-narrator.js";
 import { exitCodeOf, type RUN_FORMATS } from "./run-output.js";
 import { RunRepository } from "../store/run-repository.js";

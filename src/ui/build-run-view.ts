@@ -1,9 +1,11 @@
 import { isFinal, type RunSnapshot } from "../engine/model.js";
+import { nodeStates, takenEdges, visitState } from "../engine/node-states.js";
 import type { LoadedRun } from "../store/run-repository.js";
 import type { EvidenceRecord } from "../store/store.js";
 import { DEFAULT_MAX_TRAVERSALS, isTerminal } from "../workflow/graph.js";
 import type { Workflow } from "../workflow/workflow.schema.js";
 import { entryOf, evidenceLine, numberOf, textOf } from "./evidence-lines.js";
+import { layoutGraph } from "./layout/graph-layout.js";
 import { buildLoopView } from "./loop-view.js";
 import { buildPrototypeView } from "./prototype-view.js";
 import type {
@@ -25,14 +27,14 @@ export interface RunLinks {
 /**
  * The run page's view of a stored run and its evidence: the graph with the token's position,
  * every visit with its evidence (split by the `node.entered` entry that opens each visit), loop
- * iterations, prototype variants, spend against each budget, and the approval waited on. A pure
- * function: it shows what the store records and nothing it does not.
+ * iterations, prototype variants, spend against each budget, and the approval waited on, with the
+ * graph laid out (elkjs). It shows what the store records and nothing it does not.
  */
-export function buildRunView(
+export async function buildRunView(
   run: LoadedRun,
   records: readonly EvidenceRecord[],
   links: RunLinks = {},
-): RunView {
+): Promise<RunView> {
   const { stored, document } = run;
   const { definition, state } = document;
   const { workflow } = definition;
@@ -54,7 +56,7 @@ export function buildRunView(
     branch: state.branch,
     baseBranch: definition.baseBranch,
     links,
-    graph: graphOf(workflow, state),
+    graph: await graphOf(workflow, state),
     visits,
     budgets: budgetsOf(workflow, state, ordered),
     runEvidence: segments.before.map(evidenceLine),
@@ -85,12 +87,30 @@ function visitOf(
     kind: node?.kind ?? "unknown",
     attempt: visit.attempt,
     startedAt: visit.startedAt,
+    state: visitState(workflow, state, visit),
     costUsd: visit.costUsd,
     evidence: mine.map(evidenceLine),
     ...optional({ endedAt: visit.endedAt, outcome: visit.outcome, label: visit.label }),
     ...optional({ reason: visit.reason }),
     ...(visit.fedBack === undefined ? {} : { fedBack: visit.fedBack }),
   };
+  readEvidence(view, state, node?.kind, mine);
+  if (node?.kind === "loop") view.loop = buildLoopView(node, mine);
+  if (node?.kind === "prototype") {
+    const progress = state.active?.visit === index ? state.active.progress : undefined;
+    const live = progress?.kind === "prototype" ? progress.variants : undefined;
+    view.prototype = buildPrototypeView(node, mine, live);
+  }
+  return view;
+}
+
+/** What a visit's evidence adds to it: its checkpoint's commit, its verdict, its answer. */
+function readEvidence(
+  view: VisitView,
+  state: RunSnapshot,
+  kind: string | undefined,
+  mine: readonly EvidenceRecord[],
+): void {
   const judged = (sha: string | undefined) =>
     sha === undefined
       ? {}
@@ -101,7 +121,7 @@ function visitOf(
   for (const record of mine) {
     const entry = entryOf(record);
     if (entry.kind === "checkpoint" && typeof entry.sha === "string") view.commit = entry.sha;
-    if (entry.kind === "decision.evaluated" && node?.kind === "decision") {
+    if (entry.kind === "decision.evaluated" && kind === "decision") {
       view.decision = {
         evaluator: textOf(entry.evaluator) ?? "",
         ...optional({
@@ -124,13 +144,6 @@ function visitOf(
       };
     }
   }
-  if (node?.kind === "loop") view.loop = buildLoopView(node, mine);
-  if (node?.kind === "prototype") {
-    const progress = state.active?.visit === index ? state.active.progress : undefined;
-    const live = progress?.kind === "prototype" ? progress.variants : undefined;
-    view.prototype = buildPrototypeView(node, mine, live);
-  }
-  return view;
 }
 
 /** A stored run as a line of an index; `page` is the run page's path. */
@@ -161,26 +174,29 @@ function splitByVisit(records: readonly EvidenceRecord[]) {
   return { before, visits };
 }
 
-function graphOf(workflow: Workflow, state: RunSnapshot): GraphView {
+async function graphOf(workflow: Workflow, state: RunSnapshot): Promise<GraphView> {
   const counts: Record<string, number> = {};
-  for (const visit of state.visits) counts[visit.node] = (counts[visit.node] ?? 0) + 1;
-  const active = state.active?.node;
+  const spent: Record<string, number> = {};
+  for (const visit of state.visits) {
+    counts[visit.node] = (counts[visit.node] ?? 0) + 1;
+    if (visit.endedAt !== undefined)
+      spent[visit.node] = (spent[visit.node] ?? 0) + visit.endedAt - visit.startedAt;
+  }
+  const states = nodeStates(workflow, state);
+  const taken = takenEdges(workflow, state);
   const nodes = Object.entries(workflow.nodes).map(([id, node]) => ({
     id,
     title: node.title ?? id,
     kind: node.kind,
     visits: counts[id] ?? 0,
-    state:
-      id === active
-        ? ("active" as const)
-        : (counts[id] ?? 0) > 0
-          ? ("visited" as const)
-          : ("pending" as const),
+    durationMs: spent[id] ?? 0,
+    state: states[id] ?? ("not-reached" as const),
   }));
   const edges = workflow.edges.map((edge, index) => ({
     from: edge.from,
     to: edge.to,
     back: edge.back === true,
+    taken: taken.has(index),
     traversals: state.traversals[String(index)] ?? 0,
     ...optional({
       label: edge.label,
@@ -193,7 +209,12 @@ function graphOf(workflow: Workflow, state: RunSnapshot): GraphView {
   const terminals = [...new Set(workflow.edges.map((edge) => edge.to).filter(isTerminal))];
   if (reached !== undefined && isTerminal(reached) && !terminals.includes(reached))
     terminals.push(reached);
-  return { nodes, edges, terminals: terminals.map((id) => ({ id, reached: id === reached })) };
+  const graph = {
+    nodes,
+    edges,
+    terminals: terminals.map((id) => ({ id, reached: id === reached })),
+  };
+  return { ...graph, layout: await layoutGraph(graph) };
 }
 
 function budgetsOf(

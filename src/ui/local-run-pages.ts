@@ -19,6 +19,8 @@ export interface LocalRunPagesOptions {
   actor: string;
   /** The local repository whose finished runs the index lists besides every active run. */
   repo?: string;
+  /** The state directory, whose local DevBoxes' output the pages stream. */
+  stateDir?: string;
   /** The port the server listens on: requests naming another host are refused (DNS rebinding). */
   port: () => number;
   now?: () => number;
@@ -35,6 +37,10 @@ export class LocalRunPages implements RunPagesHost {
   readonly #csrf = createHmac("sha256", randomBytes(32)).update("local run pages").digest("hex");
 
   constructor(private readonly options: LocalRunPagesOptions) {}
+
+  get devboxStateDir(): string | undefined {
+    return this.options.stateDir;
+  }
 
   access(req: IncomingMessage): Promise<Access> {
     const port = this.options.port();

@@ -48,6 +48,8 @@ export interface RunPagesHost {
   links(run: LoadedRun): RunLinks;
   /** Applies an answer with the same rules and evidence as the host's other ways of answering. */
   answer(request: PageAnswer): Promise<AnswerResult>;
+  /** The state directory of the local DevBoxes whose output the pages stream, when local. */
+  readonly devboxStateDir?: string | undefined;
   /** Where the pages' sign-out form posts, when the host has sessions. */
   readonly signOutPath?: string;
   /** Routes only this host serves; true when it handled the request. */

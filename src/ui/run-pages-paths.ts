@@ -5,7 +5,8 @@ export type Target =
   | { kind: "index"; repo?: string }
   | { kind: "run"; repo?: string; runId: string }
   | { kind: "visit"; repo?: string; runId: string; visit: number }
-  | { kind: "answer"; repo?: string; runId: string };
+  | { kind: "answer"; repo?: string; runId: string }
+  | { kind: "log"; repo?: string; runId: string };
 
 /** Reads what the path after `/runs` or `/api/runs` names; undefined for anything else. */
 export function parseTarget(rest: string, repoSegments: 0 | 2): Target | undefined {
@@ -23,6 +24,7 @@ export function parseTarget(rest: string, repoSegments: 0 | 2): Target | undefin
   if (runId === undefined) return { kind: "index", ...scope };
   if (sub === undefined) return { kind: "run", runId, ...scope };
   if (sub === "answer" && visit === undefined) return { kind: "answer", runId, ...scope };
+  if (sub === "log" && visit === undefined) return { kind: "log", runId, ...scope };
   if (sub === "visits" && visit !== undefined && /^\d{1,4}$/.test(visit))
     return { kind: "visit", runId, visit: Number(visit), ...scope };
   return undefined;

@@ -1,10 +1,12 @@
 import { timingSafeEqual } from "node:crypto";
+import { isFinal } from "../engine/model.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { readVerdicts } from "../scorecard/read-verdicts.js";
 import { scorecard } from "../scorecard/scorecard.js";
 import { RunRepository, type LoadedRun, type RunReads } from "../store/run-repository.js";
 import { defaultAssetDir, serveAsset } from "./assets.js";
 import { buildRunView, summarizeRun } from "./build-run-view.js";
+import { streamLiveLog } from "./live-log.js";
 import { PAGE_HEADERS, renderMessagePage, renderShell } from "./page-shell.js";
 import type { Access, RunPagesHost, Viewer } from "./run-pages-host.js";
 import { parseTarget, pathsOf, type Target } from "./run-pages-paths.js";
@@ -21,8 +23,9 @@ const MAX_BODY = 4096;
 /**
  * The run pages and their JSON API over a read port of the store, for either host:
  * `GET /runs/…` pages (server-rendered, then kept live by the script), `GET /api/runs/…` the
- * same data as JSON, `POST /api/runs/…/<runId>/answer` Approve / Reject (signed in, CSRF
- * token, the host's approval rules), and `/ui-assets/…` the script and stylesheet.
+ * same data as JSON, `GET /api/runs/…/<runId>/log` the running command's output as server-sent
+ * events, `POST /api/runs/…/<runId>/answer` Approve / Reject (signed in, CSRF token, the host's
+ * approval rules), and `/ui-assets/…` the script and stylesheet.
  */
 export function createRunPagesHandler(
   host: RunPagesHost,
@@ -47,7 +50,8 @@ export function createRunPagesHandler(
     const wantsPost = target?.kind === "answer";
     if (
       target === undefined ||
-      (wantsPost ? req.method !== "POST" || !api : req.method !== "GET")
+      (wantsPost ? req.method !== "POST" || !api : req.method !== "GET") ||
+      (target.kind === "log" && !api)
     ) {
       sendError(res, api, 404, "Not found", "There is no such page.");
       return true;
@@ -115,7 +119,18 @@ async function serveRun(
     await answer(req, res, host, run, viewer, paths.run);
     return;
   }
-  const view = buildRunView(run, await runs.evidence(run.stored.runId), host.links(run));
+  if (target.kind === "log") {
+    await streamLiveLog(res, {
+      stateDir: host.devboxStateDir,
+      runId: run.stored.runId,
+      settled: async () => {
+        const now = await runs.get(run.stored.runId);
+        return now === undefined || isFinal(now.document.state.status);
+      },
+    });
+    return;
+  }
+  const view = await buildRunView(run, await runs.evidence(run.stored.runId), host.links(run));
   if (api) {
     sendJson(res, 200, view);
     return;

@@ -15,7 +15,6 @@ pre.output { font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; back
 .status-running, .status-queued { background: #ddf4ff; } .status-awaiting_input { background: #fff8c5; }
 .status-succeeded { background: #dafbe1; } .status-failed, .status-cancelled { background: #ffebe9; } .status-escalated { background: #fff1e5; }
 table { border-collapse: collapse; width: 100%; } th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
-tr.active td { font-weight: 600; } tr.pending td { color: var(--muted); }
 .approval { border: 2px solid var(--warn); background: #fff8c5; border-radius: 8px; padding: 4px 16px 8px; margin: 16px 0; }
 .approval h2 { border: 0; }
 button.answer { font: inherit; padding: 6px 16px; border-radius: 6px; border: 1px solid var(--line); cursor: pointer; }
@@ -24,16 +23,29 @@ button:disabled { opacity: .5; cursor: default; }
 .answer-result[data-ok="false"] { color: var(--bad); font-weight: 600; }
 .graph-box { overflow-x: auto; }
 svg.graph rect, svg.graph ellipse { fill: #fff; stroke: #8c959f; stroke-width: 1.5; }
-svg.graph .visited rect { fill: #dafbe1; stroke: var(--ok); }
-svg.graph .active rect { fill: #fff8c5; stroke: var(--warn); stroke-width: 3; }
+svg.graph .state-succeeded rect, .swatch.state-succeeded { fill: #dafbe1; stroke: var(--ok); background: #dafbe1; border-color: var(--ok); }
+svg.graph .state-failed rect, .swatch.state-failed { fill: #ffebe9; stroke: var(--bad); stroke-width: 3; background: #ffebe9; border-color: var(--bad); }
+svg.graph .state-cancelled rect { fill: #eaeef2; stroke: #6e7781; }
+svg.graph .state-running rect, .swatch.state-running { fill: #ddf4ff; stroke: var(--accent); stroke-width: 3; background: #ddf4ff; border-color: var(--accent); }
+svg.graph .state-waiting rect, .swatch.state-waiting { fill: #fff8c5; stroke: var(--warn); stroke-width: 3; background: #fff8c5; border-color: var(--warn); }
+svg.graph .state-not-reached rect { fill: #fff; stroke: #d1d9e0; stroke-dasharray: 4 3; }
+svg.graph .state-not-reached text { fill: var(--muted); }
+.swatch { display: inline-block; padding: 0 8px; border: 1px solid var(--line); border-radius: 10px; font-size: 12px; }
+.swatch.state-not-reached { border-style: dashed; color: var(--muted); }
+.legend { color: var(--muted); font-size: 12px; }
 svg.graph .terminal.reached ellipse { fill: #ddf4ff; stroke: var(--accent); stroke-width: 3; }
 svg.graph text { text-anchor: middle; font-size: 13px; fill: var(--ink); }
 svg.graph text.meta { font-size: 11px; fill: var(--muted); }
-svg.graph .edge path { fill: none; stroke: #8c959f; stroke-width: 1.3; }
-svg.graph .edge.crossed path { stroke: var(--ok); stroke-width: 2; }
+svg.graph .edge path { fill: none; stroke: #afb8c1; stroke-width: 1.3; }
+svg.graph .edge.taken path { stroke: var(--accent); stroke-width: 2.6; }
 svg.graph .edge.back path { stroke-dasharray: 5 4; }
-svg.graph marker path { fill: #8c959f; }
-svg.graph text.edge-label { font-size: 11px; fill: var(--muted); text-anchor: start; paint-order: stroke; stroke: #fff; stroke-width: 3px; }
+svg.graph marker path { fill: #afb8c1; } svg.graph #arrow-taken path { fill: var(--accent); }
+svg.graph text.edge-label { font-size: 11px; fill: var(--muted); text-anchor: start; }
+svg.graph .edge.taken text.edge-label { fill: var(--accent); font-weight: 600; }
+tr.state-failed td.state { color: var(--bad); font-weight: 600; } tr.state-succeeded td.state { color: var(--ok); }
+tr.state-running td, tr.state-waiting td { font-weight: 600; } tr.state-not-reached td { color: var(--muted); }
+details.visit.state-failed { border-color: var(--bad); border-width: 2px; }
+.live-log pre.output { min-height: 3em; }
 details.visit { border: 1px solid var(--line); border-radius: 6px; margin: 6px 0; padding: 4px 10px; }
 details.visit > summary { cursor: pointer; } .kind { color: var(--muted); font-size: 12px; }
 .n { display: inline-block; min-width: 22px; color: var(--muted); }

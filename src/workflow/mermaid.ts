@@ -9,7 +9,21 @@ export interface GraphProgress {
   visits?: Readonly<Record<string, number>>;
   /** How often each edge (by its index in `edges`) was crossed. */
   traversals?: Readonly<Record<number, number>>;
+  /** The edges the run took (by index): drawn heavier. */
+  taken?: ReadonlySet<number>;
+  /** Each node's state (`succeeded`, `failed`, `running`, `waiting`, …): nodes are coloured by it. */
+  states?: Readonly<Record<string, string>>;
 }
+
+/** Node colours by state, as the run pages draw them. */
+const STATE_STYLES: Record<string, string> = {
+  succeeded: "fill:#dafbe1,stroke:#1a7f37",
+  failed: "fill:#ffebe9,stroke:#cf222e,stroke-width:3px",
+  cancelled: "fill:#eaeef2,stroke:#6e7781",
+  running: "fill:#ddf4ff,stroke:#0969da,stroke-width:3px",
+  waiting: "fill:#fff8c5,stroke:#9a6700,stroke-width:3px",
+  "not-reached": "fill:#ffffff,stroke:#d1d9e0,stroke-dasharray:4 3",
+};
 
 const SHAPES: Record<WorkflowNode["kind"], [string, string]> = {
   run: ["[", "]"],
@@ -21,7 +35,8 @@ const SHAPES: Record<WorkflowNode["kind"], [string, string]> = {
 
 /**
  * A Mermaid flowchart of a workflow: node kinds visible, labels on edges, back-edges dashed with
- * their cap, terminals drawn, and optionally the active node and counts of a run.
+ * their cap, terminals drawn, and optionally a run on it: the active node, counts, each node
+ * coloured by its state and the edges the run took drawn heavier.
  */
 export function renderMermaid(workflow: Workflow, progress: GraphProgress = {}): string {
   const ids = new Map<string, string>();
@@ -70,10 +85,32 @@ export function renderMermaid(workflow: Workflow, progress: GraphProgress = {}):
     "  classDef active stroke:#0969da,stroke-width:3px",
   );
   for (const terminal of used) lines.push(`  class ${ref(terminal)} ${terminal}`);
-  if (progress.active !== undefined && ids.has(progress.active)) {
+  if (progress.states === undefined && progress.active !== undefined && ids.has(progress.active)) {
     lines.push(`  class ${ref(progress.active)} active`);
   }
+  lines.push(...runStyles(workflow, progress, ref));
   return lines.join("\n") + "\n";
+}
+
+/** Node colours by state and the taken edges' style (link 0 is the start arrow). */
+function runStyles(workflow: Workflow, progress: GraphProgress, ref: (id: string) => string) {
+  const lines: string[] = [];
+  const states = progress.states;
+  if (states === undefined) return lines;
+  for (const state of new Set(Object.values(states))) {
+    const style = STATE_STYLES[state];
+    if (style === undefined) continue;
+    const name = `s_${state.replace(/[^a-z]/g, "_")}`;
+    const members = Object.keys(workflow.nodes).filter((id) => states[id] === state);
+    lines.push(`  classDef ${name} ${style}`, `  class ${members.map(ref).join(",")} ${name}`);
+  }
+  const taken = [...(progress.taken ?? [])].sort((a, b) => a - b);
+  if (taken.length > 0) {
+    lines.push(
+      `  linkStyle ${taken.map((index) => index + 1).join(",")} stroke:#0969da,stroke-width:3px`,
+    );
+  }
+  return lines;
 }
 
 function describeKind(node: WorkflowNode): string {

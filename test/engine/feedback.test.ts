@@ -226,7 +226,7 @@ describe("rework", () => {
     const status = renderStatusComment(sim.definition, sim.snapshot);
     expect(status).toContain("✅ succeeded · rework round 1");
     expect(status).toContain(
-      "| 3 | build | 1 | succeeded | told: review: src/a.ts:3: wrong sign (+1 more) |",
+      "| 3 | build | 2 | ✅ succeeded | 0.0 s | told: review: src/a.ts:3: wrong sign (+1 more) |",
     );
   });
 

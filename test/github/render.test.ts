@@ -47,7 +47,15 @@ const state = {
   lastSha: "abc",
   visits: [
     { node: "fix", attempt: 1, startedAt: 1, endedAt: 10, outcome: "succeeded", costUsd: 1 },
-    { node: "judge", attempt: 1, startedAt: 11, endedAt: 12, outcome: "yes", costUsd: 0 },
+    {
+      node: "judge",
+      attempt: 1,
+      startedAt: 11,
+      endedAt: 12,
+      outcome: "yes",
+      label: "yes",
+      costUsd: 0,
+    },
     { node: "ship", attempt: 1, startedAt: 13, costUsd: 0 },
   ],
   traversals: { "0": 1, "1": 1 },
@@ -120,10 +128,10 @@ describe("rendering a run", () => {
     expect(body).toContain("```mermaid");
     // A reason shows its first line: a failed setup's output stays out of the comment.
     expect(body).toContain(
-      "| 1 | fix | 1 | failed | DevBox failed to start: setup command 1 (npm ci) exited with 1 |",
+      "| 1 | fix | 1 | ❌ failed | 0.0 s | DevBox failed to start: setup command 1 (npm ci) exited with 1 |",
     );
     expect(body).not.toContain("npm ERR!");
-    expect(body).toContain("| 3 | judge | 1 | yes |");
+    expect(body).toMatch(/\| 3 \| judge \| 1 \| ✅ yes \| [\d.]+ s \|/);
     expect(body).toContain("Waiting on **ship**");
     expect(body).toContain("[pull request](https://x/pull/9)");
   });

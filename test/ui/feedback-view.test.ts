@@ -5,9 +5,9 @@ import { atApproval, replayGolden } from "./replayed-run.js";
 
 const PATHS = { run: "/runs/Codertocat/Hello-World/r1", index: "/runs/Codertocat/Hello-World" };
 
-describe("the run page shows feedback and what verdicts saw", () => {
+describe("the run page shows feedback and what verdicts saw", async () => {
   const { run, evidence } = replayGolden("lifecycle-rework-and-reject", { until: atApproval });
-  const view = buildRunView(run, evidence);
+  const view = await buildRunView(run, evidence);
   const html = renderRunPage(view, PATHS);
 
   it("lists what a node entered again was told", () => {

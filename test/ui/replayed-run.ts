@@ -2,10 +2,10 @@ import { readFileSync } from "node:fs";
 import type { CommandResult } from "../../src/engine/commands.js";
 import type { EvidenceEntry, RunEvent, RunSnapshot } from "../../src/engine/model.js";
 import { createSnapshot, step } from "../../src/engine/step.js";
-import type { RunDocument } from "../../src/runtime/runtime.js";
 import type { LoadedRun } from "../../src/store/run-repository.js";
 import type { EvidenceRecord, StoredRun } from "../../src/store/store.js";
 import { definitionOf, workflowFile } from "../engine/harness.js";
+import { storedRunOf } from "./simulated-run.js";
 
 /** A stored run and its evidence, as the store would hold them, and the run as it is read. */
 export interface ReplayedRun {
@@ -50,19 +50,8 @@ export function replayGolden(
     }
     if (options.until?.(state) === true) break;
   }
-  const document: RunDocument = { definition, state };
-  const stored: StoredRun = {
-    runId: definition.runId,
-    version: 1,
-    repo: "Codertocat/Hello-World",
-    workflow: definition.workflow.name,
-    status: state.status,
-    snapshot: document,
-    outbox: [],
-    createdAt: 1_000_000,
-    updatedAt: state.updatedAt,
-  };
-  return { stored, run: { stored, document, outbox: [] }, evidence };
+  const stored = storedRunOf(definition, state);
+  return { stored, run: { stored, document: { definition, state }, outbox: [] }, evidence };
 }
 
 /** Stops a replay when the run waits for its approval. */

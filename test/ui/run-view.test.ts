@@ -21,15 +21,17 @@ const NODES = [
   "incident",
 ];
 
-describe("the run view", () => {
-  const { run, evidence } = replayGolden("lifecycle-rework-and-reject", { until: atApproval });
-  const view = buildRunView(run, evidence, { branch: "https://github.com/x/tree/b" });
+const atTheApproval = replayGolden("lifecycle-rework-and-reject", { until: atApproval });
+
+describe("the run view", async () => {
+  const { run, evidence } = atTheApproval;
+  const view = await buildRunView(run, evidence, { branch: "https://github.com/x/tree/b" });
 
   it("places the token on the graph and shows the approval waited on", () => {
     expect(view.status).toBe("awaiting_input");
     expect(view.final).toBe(false);
     expect(view.graph.nodes.map((node) => node.id)).toEqual(NODES);
-    expect(view.graph.nodes.find((node) => node.state === "active")?.id).toBe("deploy-approval");
+    expect(view.graph.nodes.find((node) => node.state === "waiting")?.id).toBe("deploy-approval");
     expect(view.graph.nodes.find((node) => node.id === "implement")?.visits).toBe(3);
     const rework = view.graph.edges.find((edge) => edge.label === "needs-changes");
     expect(rework).toMatchObject({ back: true, traversals: 2, maxTraversals: 2 });
@@ -85,12 +87,13 @@ describe("the run view", () => {
     expect(view.visits[0]?.commit).toMatch(/^sha-/);
   });
 
-  it("counts the tokens an agent reported, and leaves them out where none were", () => {
+  it("counts the tokens an agent reported, and leaves them out where none were", async () => {
     const reported = replayGolden("lifecycle-rework-and-reject", {
       until: atApproval,
       result: (result) => ({ ...result, usage: { inputTokens: 100, outputTokens: 20 } }),
     });
-    const tokens = buildRunView(reported.run, reported.evidence).visits[6]?.loop?.iterations;
+    const tokens = (await buildRunView(reported.run, reported.evidence)).visits[6]?.loop
+      ?.iterations;
     expect(tokens?.map((iteration) => iteration.tokens)).toEqual([
       { input: 100, output: 20 },
       { input: 100, output: 20 },
@@ -105,7 +108,7 @@ describe("the run view", () => {
   });
 });
 
-describe("the pages", () => {
+describe("the pages", async () => {
   const { run, evidence } = replayGolden("lifecycle-rework-and-reject", {
     until: atApproval,
     result: (result) => ({
@@ -113,7 +116,7 @@ describe("the pages", () => {
       output: `${result.output}\n<script>alert("pwned")</script>`,
     }),
   });
-  const view = buildRunView(run, evidence);
+  const view = await buildRunView(run, evidence);
 
   it("name every node, the status, and offer Approve and Reject on a run waiting at an approval", () => {
     const html = renderRunPage(view, PATHS);

@@ -40,14 +40,14 @@ describe("the JSON Schema in yaml-language-server", () => {
     },
   );
 
-  it("finds the schema through the README's modeline into node_modules", async () => {
+  it("finds the schema through the documented modeline into node_modules", async () => {
     const project = mkdtempSync(join(tmpdir(), "clustercode-editor-"));
     mkdirSync(join(project, "node_modules"));
     symlinkSync(ROOT, join(project, "node_modules/clustercode-workflows"));
     const modeline =
       "# yaml-language-server: $schema=../node_modules/clustercode-workflows/workflows-schema/workflow.schema.json";
     const text = `${modeline}\nversion: 1\nname: demo\non: { command: true }\nnodes:\n  a: { kind: rnu, run: "true" }\n`;
-    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    const readme = readFileSync(join(ROOT, "docs/workflow-language.md"), "utf8");
     expect(readme).toContain(modeline);
     const file = pathToFileURL(join(project, ".clustercode/workflow.yml")).href;
     const found = (await client.diagnose(file, text)).map((diagnostic) => diagnostic.message);

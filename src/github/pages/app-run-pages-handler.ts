@@ -19,6 +19,8 @@ export function appRunPagesHandler(deps: {
   answers: Pick<Answers, "applyApproval">;
   now: () => number;
   assetDir?: string;
+  /** Where local DevBoxes keep their logs, streamed to the run pages. */
+  devboxStateDir?: string;
 }): RunPagesHandler {
   const signIn = new GitHubSignIn(deps.config, cookiesOnce(deps), deps.store, deps.now);
   const host = new AppRunPages({ ...deps, signIn });

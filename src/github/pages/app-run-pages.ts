@@ -26,8 +26,13 @@ export class AppRunPages implements RunPagesHost {
       signIn: GitHubSignIn;
       installations: Pick<Installations, "client">;
       answers: Pick<Answers, "applyApproval">;
+      devboxStateDir?: string;
     },
   ) {}
+
+  get devboxStateDir(): string | undefined {
+    return this.deps.devboxStateDir;
+  }
 
   async access(req: IncomingMessage, repo: string | undefined, returnTo: string): Promise<Access> {
     const viewer = await this.deps.signIn.viewer(req);

@@ -139,7 +139,14 @@ export class AppHost {
       runPages:
         pages === undefined
           ? undefined
-          : appRunPagesHandler({ config: pages, store, installations, answers, now }),
+          : appRunPagesHandler({
+              config: pages,
+              store,
+              installations,
+              answers,
+              now,
+              devboxStateDir: options.stateDir,
+            }),
       closeStore: () => opened.close(),
     });
   }

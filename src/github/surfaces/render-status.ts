@@ -1,4 +1,7 @@
 import type { RunDefinition, RunSnapshot } from "../../engine/model.js";
+import { nodeStates, takenEdges, visitState, type NodeState } from "../../engine/node-states.js";
+import { visitReason } from "../../engine/visit-reasons.js";
+import { duration } from "../../ui/view/html.js";
 import { renderMermaid } from "../../workflow/mermaid.js";
 import { cell, firstLine, truncateText } from "../client/limits.js";
 import { plainText } from "./plain-text.js";
@@ -20,6 +23,18 @@ export interface StatusLinks {
   devboxNotice?: string;
 }
 
+/** Visits shown in the open table; earlier ones fold away, so the comment fits about a screen. */
+export const VISIBLE_VISITS = 6;
+
+const STATE_MARKS: Record<NodeState, string> = {
+  succeeded: "✅",
+  failed: "❌",
+  cancelled: "⛔",
+  running: "🔄",
+  waiting: "✋",
+  "not-reached": "",
+};
+
 const STATUS_WORDS: Record<RunSnapshot["status"], string> = {
   queued: "⏳ queued",
   running: "🔄 running",
@@ -31,8 +46,9 @@ const STATUS_WORDS: Record<RunSnapshot["status"], string> = {
 };
 
 /**
- * The status comment of a run: a marker, the state, a Mermaid graph with the active node and
- * counts, a table of the nodes visited so far, and links. A pure function of the run.
+ * The status comment of a run: a marker, the state, a Mermaid graph with each node coloured by
+ * its state and the path taken drawn heavier, a table of the latest visits (node, visit number,
+ * outcome, time, reason; earlier visits folded), and links. A pure function of the run.
  */
 export function renderStatusComment(
   definition: RunDefinition,
@@ -48,6 +64,8 @@ export function renderStatusComment(
     ...(state.active === undefined ? {} : { active: state.active.node }),
     visits,
     traversals,
+    states: nodeStates(workflow, state),
+    taken: takenEdges(workflow, state),
   });
   const lines = [
     statusMarker(state.runId),
@@ -60,13 +78,7 @@ export function renderStatusComment(
     graph.trimEnd(),
     "```",
     "",
-    "| # | node | attempt | outcome | reason |",
-    "|---|---|---|---|---|",
-    ...state.visits.map(
-      (visit, index) =>
-        `| ${index + 1} | ${cell(workflow.nodes[visit.node]?.title ?? visit.node)} | ${visit.attempt} | ${cell(visit.outcome ?? "…")} | ${cell(plainText(firstLine(visit.reason ?? toldWhy(visit.fedBack))))} |`,
-    ),
-    "",
+    ...visitTables(definition, state),
     `Branch \`${state.branch}\`` +
       (links.pullRequestUrl === undefined ? "" : ` · [pull request](${links.pullRequestUrl})`) +
       (links.checkRunUrl === undefined ? "" : ` · [check run](${links.checkRunUrl})`) +
@@ -76,12 +88,40 @@ export function renderStatusComment(
   return truncateText(lines.join("\n"));
 }
 
-/** A visit without a reason of its own says why it was entered again (its latest news). */
-function toldWhy(fedBack: readonly string[] | undefined): string {
-  const latest = fedBack?.at(-1);
-  if (latest === undefined) return "";
-  const more = fedBack !== undefined && fedBack.length > 1 ? ` (+${fedBack.length - 1} more)` : "";
-  return `told: ${latest}${more}`;
+/** The latest visits as a table, the earlier ones folded in a `<details>` above it. */
+function visitTables(definition: RunDefinition, state: RunSnapshot): string[] {
+  const rows = visitRows(definition, state);
+  const folded = rows.slice(0, Math.max(0, rows.length - VISIBLE_VISITS));
+  const shown = rows.slice(folded.length);
+  const header = ["| # | node | visit | outcome | time | reason |", "|---|---|---|---|---|---|"];
+  const earlier =
+    folded.length === 0
+      ? []
+      : [
+          `<details><summary>${folded.length} earlier visit${folded.length === 1 ? "" : "s"}</summary>`,
+          "",
+          ...header,
+          ...folded,
+          "",
+          "</details>",
+          "",
+        ];
+  return [...earlier, ...header, ...shown, ""];
+}
+
+/** One row per visit: the node's visit number (and attempt), outcome, time taken and why. */
+function visitRows(definition: RunDefinition, state: RunSnapshot): string[] {
+  const { workflow } = definition;
+  const seen: Record<string, number> = {};
+  return state.visits.map((visit, index) => {
+    const number = (seen[visit.node] = (seen[visit.node] ?? 0) + 1);
+    const attempt = visit.attempt > 1 ? ` (attempt ${visit.attempt})` : "";
+    const mark = STATE_MARKS[visitState(workflow, state, visit)];
+    const outcome = `${mark} ${visit.outcome ?? "…"}`.trim();
+    const time = visit.endedAt === undefined ? "…" : duration(visit.endedAt - visit.startedAt);
+    const reason = plainText(firstLine(visitReason(state, index) ?? ""));
+    return `| ${index + 1} | ${cell(workflow.nodes[visit.node]?.title ?? visit.node)} | ${number}${attempt} | ${cell(outcome)} | ${time} | ${cell(reason)} |`;
+  });
 }
 
 function headline(state: RunSnapshot, links: StatusLinks): string[] {

@@ -1,8 +1,9 @@
 /**
  * The run pages' script, loaded by the browser as an ES module from the app's own server. It
  * polls the page's JSON API and re-renders with the same pure functions the server used for the
- * first paint (so text is escaped the same way), stops once the run is over, and sends Approve
- * / Reject with the page's CSRF token. Written against the few DOM members it uses, so the
+ * first paint (so text is escaped the same way), stops once the run is over, streams the running
+ * command's output (server-sent events) into the page as text, and sends Approve / Reject with
+ * the page's CSRF token. Written against the few DOM members it uses, so the
  * project's compiler needs no DOM library.
  */
 import { renderIndexPage } from "../view/render-index.js";
@@ -17,6 +18,8 @@ interface Element {
   open?: boolean;
   value?: string;
   disabled?: boolean;
+  scrollTop?: number;
+  scrollHeight?: number;
   dataset: Record<string, string | undefined>;
   querySelector(selector: string): Element | null;
   querySelectorAll(selector: string): ArrayLike<Element>;
@@ -27,7 +30,16 @@ interface Element {
 interface Browser {
   document: { body: Element; getElementById(id: string): Element | null };
   location: { reload(): void };
+  EventSource?: new (url: string) => EventStream;
 }
+
+interface EventStream {
+  addEventListener(type: string, listener: (event: { data?: string }) => void): void;
+  close(): void;
+}
+
+/** Lines of live output the page keeps. */
+const LIVE_LINES = 500;
 
 const POLL_MS = 1500;
 const browser = globalThis as unknown as Browser;
@@ -37,6 +49,7 @@ const data = body.dataset;
 const api = data.api ?? "";
 const paths: PagePaths = { run: data.runPath ?? "", index: data.indexPath ?? "" };
 let last = "";
+const live = { lines: [] as string[], note: "Waiting for output…" };
 
 function render(json: string): void {
   if (main === null || json === last) return;
@@ -62,6 +75,41 @@ function render(json: string): void {
   const input = main.querySelector("input.note");
   if (input !== null) input.value = note;
   body.dataset.final = String(view.final);
+  showLive();
+}
+
+/** Puts the live output kept so far into the page (a re-render starts the block empty). */
+function showLive(): void {
+  const pre = main?.querySelector("pre.live") ?? null;
+  const note = main?.querySelector(".live-state") ?? null;
+  if (note !== null) note.textContent = live.note;
+  if (pre === null) return;
+  pre.textContent = live.lines.join("\n");
+  pre.scrollTop = pre.scrollHeight ?? 0;
+}
+
+/** Follows the run's live output until the run is over. */
+function follow(): void {
+  const Stream = browser.EventSource;
+  if (data.page !== "run" || Stream === undefined) return;
+  const stream = new Stream(`${api}/log`);
+  stream.addEventListener("message", (event) => {
+    const { devbox, line } = JSON.parse(event.data ?? "{}") as { devbox?: string; line?: string };
+    live.lines.push(`[${devbox ?? "?"}] ${line ?? ""}`);
+    live.lines.splice(0, Math.max(0, live.lines.length - LIVE_LINES));
+    live.note = "Output of the running command, as it comes:";
+    showLive();
+  });
+  const stop = (note: string) => () => {
+    stream.close();
+    live.note = note;
+    showLive();
+  };
+  stream.addEventListener("end", stop("The run is over."));
+  stream.addEventListener(
+    "unavailable",
+    stop("This host's DevBoxes are not local: no live output."),
+  );
 }
 
 async function poll(): Promise<void> {
@@ -113,4 +161,7 @@ main?.addEventListener("click", (event) => {
   if (button !== null) void answer(button);
 });
 
-if (body.dataset.final !== "true") void poll();
+if (body.dataset.final !== "true") {
+  void poll();
+  follow();
+}

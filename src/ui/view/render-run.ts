@@ -1,5 +1,5 @@
 import { renderGraphSvg } from "./graph-svg.js";
-import { esc, usd, utc } from "./html.js";
+import { duration, esc, usd, utc } from "./html.js";
 import type { ApprovalView, EvidenceLine, RunView, VisitView } from "./run-view.js";
 
 /** Where the page lives, for links between a run page and its loop and prototype pages. */
@@ -52,17 +52,27 @@ export function renderRunHeader(view: RunView, paths: PagePaths): string {
  * with each one's evidence. A pure function of the view; all text escaped.
  */
 export function renderRunPage(view: RunView, paths: PagePaths): string {
+  const failing = view.visits.findLast((visit) => visit.state === "failed")?.index;
   return [
     renderRunHeader(view, paths),
     view.approval === undefined ? "" : renderApproval(view.approval),
-    `<section class="graph-box"><h2>Graph</h2>${renderGraphSvg(view.graph)}</section>`,
+    `<section class="graph-box"><h2>Graph</h2>${renderGraphSvg(view.graph)}${LEGEND}</section>`,
+    view.final ? "" : LIVE_LOG,
     renderBudgets(view),
     renderNodes(view),
     `<section class="timeline"><h2>Timeline</h2>${renderEvidence(view.runEvidence)}${view.visits
-      .map((visit) => renderVisit(visit, paths))
+      .map((visit) => renderVisit(visit, paths, visit.index === failing))
       .join("")}</section>`,
   ].join("\n");
 }
+
+/** The node colours, named. */
+const LEGEND = `<p class="legend">${["succeeded", "failed", "running", "waiting", "not-reached"]
+  .map((state) => `<span class="swatch state-${state}">${state.replace("-", " ")}</span>`)
+  .join(" ")} · the path taken is drawn heavier</p>`;
+
+/** Where the script streams the running command's output (server-sent events). */
+const LIVE_LOG = `<section class="live-log"><h2>Live output</h2><p class="live-state" role="status">Waiting for output…</p><pre class="output live" aria-live="polite"></pre></section>`;
 
 /** The approval panel: what is being approved, by whom, until when, and the buttons. */
 export function renderApproval(approval: ApprovalView): string {
@@ -94,13 +104,13 @@ function renderNodes(view: RunView): string {
   const rows = view.graph.nodes
     .map(
       (node) =>
-        `<tr class="${esc(node.state)}"><td>${esc(node.title)}</td><td>${esc(node.kind)}</td><td>${esc(node.state)}</td><td>${node.visits}</td></tr>`,
+        `<tr class="state-${esc(node.state)}"><td>${esc(node.title)}</td><td>${esc(node.kind)}</td><td class="state">${esc(node.state.replace("-", " "))}</td><td>${node.visits}</td><td>${node.durationMs === 0 ? "" : esc(duration(node.durationMs))}</td></tr>`,
     )
     .join("");
-  return `<section class="nodes"><h2>Nodes</h2><table><thead><tr><th>node</th><th>kind</th><th>state</th><th>visits</th></tr></thead><tbody>${rows}</tbody></table></section>`;
+  return `<section class="nodes"><h2>Nodes</h2><table><thead><tr><th>node</th><th>kind</th><th>state</th><th>visits</th><th>time</th></tr></thead><tbody>${rows}</tbody></table></section>`;
 }
 
-function renderVisit(visit: VisitView, paths: PagePaths): string {
+function renderVisit(visit: VisitView, paths: PagePaths, failing: boolean): string {
   const detail =
     visit.loop !== undefined
       ? ` · <a class="open-visit" href="${esc(visitPath(paths, visit.index))}">${visit.loop.iterations.length} iteration(s) →</a>`
@@ -119,7 +129,12 @@ function renderVisit(visit: VisitView, paths: PagePaths): string {
     visit.answer === undefined
       ? ""
       : `<p class="accepted">${esc(visit.answer.decision)} by <strong>${esc(visit.answer.actor)}</strong>${visit.answer.where === undefined ? "" : ` via ${esc(visit.answer.where)}`} at ${esc(utc(visit.answer.at))}${visit.answer.note === undefined ? "" : `: ${esc(visit.answer.note)}`}${staleMark(visit.answer)}</p>`;
-  return `<details class="visit kind-${esc(visit.kind)}" id="visit-${visit.index}"${visit.outcome === undefined ? " open" : ""}><summary><span class="n">${visit.index + 1}</span> <strong>${esc(visit.title)}</strong> <span class="kind">${esc(visit.kind)}</span> attempt ${visit.attempt} · <span class="outcome">${esc(visit.outcome ?? "in progress")}</span>${visit.label === undefined || visit.label === visit.outcome ? "" : ` → ${esc(visit.label)}`} · ${esc(usd(visit.costUsd))}${visit.commit === undefined ? "" : ` · commit <code>${esc(visit.commit.slice(0, 12))}</code>`}${detail}</summary>
+  const open = visit.outcome === undefined || failing;
+  const time =
+    visit.endedAt === undefined
+      ? `since ${utc(visit.startedAt).slice(11)}`
+      : duration(visit.endedAt - visit.startedAt);
+  return `<details class="visit kind-${esc(visit.kind)} state-${esc(visit.state)}" id="visit-${visit.index}"${open ? " open" : ""}><summary><span class="n">${visit.index + 1}</span> <strong>${esc(visit.title)}</strong> <span class="kind">${esc(visit.kind)}</span> attempt ${visit.attempt} · <span class="outcome">${esc(visit.outcome ?? "in progress")}</span>${visit.label === undefined || visit.label === visit.outcome ? "" : ` → ${esc(visit.label)}`} · <span class="time">${esc(time)}</span> · ${esc(usd(visit.costUsd))}${visit.commit === undefined ? "" : ` · commit <code>${esc(visit.commit.slice(0, 12))}</code>`}${detail}</summary>
 ${visit.reason === undefined ? "" : `<p class="reason">${esc(visit.reason)}</p>`}${fedBack}${decision}${answer}${renderEvidence(visit.evidence)}</details>`;
 }
 

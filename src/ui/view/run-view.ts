@@ -1,3 +1,4 @@
+import type { NodeState } from "../../engine/node-states.js";
 import type { ScorecardRow } from "../../scorecard/scorecard.js";
 /**
  * The run page's data: what `GET /api/runs/…/<runId>` returns and what the page renders. Plain
@@ -5,14 +6,16 @@ import type { ScorecardRow } from "../../scorecard/scorecard.js";
  * module is types only, so the browser loads nothing of the server with it.
  */
 
-/** A workflow node on the graph, with where the token is. */
+/** A workflow node on the graph, with where the run stands on it. */
 export interface GraphNodeView {
   id: string;
   title: string;
   kind: string;
-  /** `active`: the token is here; `visited`: it was here; `pending`: not yet. */
-  state: "active" | "visited" | "pending";
+  /** Its latest visit's result, `running` or `waiting` with the token on it, or `not-reached`. */
+  state: NodeState;
   visits: number;
+  /** Time spent in it over all its visits so far. */
+  durationMs: number;
 }
 
 /** An edge of the graph, with how often the run crossed it. */
@@ -21,6 +24,8 @@ export interface GraphEdgeView {
   to: string;
   label?: string;
   back: boolean;
+  /** Whether the run took it. */
+  taken: boolean;
   traversals: number;
   maxTraversals?: number;
 }
@@ -31,6 +36,23 @@ export interface GraphView {
   edges: GraphEdgeView[];
   /** Terminals the edges reach (`done`, `failed`, `escalated`), with the one the run ended at. */
   terminals: { id: string; reached: boolean }[];
+  /** Where everything is drawn, laid out on the server (elkjs). */
+  layout: GraphLayout;
+}
+
+/** A point of the graph's drawing, in pixels from its top-left corner. */
+export interface LayoutPoint {
+  x: number;
+  y: number;
+}
+
+/** The graph's layout: boxes of nodes and terminals by id, and each edge's route (by index). */
+export interface GraphLayout {
+  width: number;
+  height: number;
+  boxes: Record<string, LayoutPoint & { width: number; height: number }>;
+  /** Routes in the edge's own direction (a back-edge's too), and its label's top-left corner. */
+  edges: { points: LayoutPoint[]; label?: LayoutPoint }[];
 }
 
 /** One evidence entry as a line of the timeline. */
@@ -143,6 +165,8 @@ export interface VisitView {
   attempt: number;
   startedAt: number;
   endedAt?: number;
+  /** How the visit ended or stands, as its node is coloured. */
+  state: NodeState;
   outcome?: string;
   label?: string;
   reason?: string;
