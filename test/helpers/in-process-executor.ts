@@ -8,6 +8,7 @@ import type { DevBoxExecutor, StartRequest } from "../../src/devbox/executor.js"
 import { agentEnvironment, passedOn } from "../../src/devbox/local/agent-env.js";
 import { cloneCheckout } from "../../src/devbox/local/clone.js";
 import { SingleFlight } from "../../src/devbox/single-flight.js";
+import { decodeSettings } from "../../src/settings/decode.js";
 
 /** One agent running in this process. */
 interface RunningAgent {
@@ -52,7 +53,7 @@ export class InProcessExecutor implements DevBoxExecutor {
       asRoot: false,
       warn: (line) => log.push(line),
     });
-    const settings = readAgentSettings(env, request.token);
+    const settings = readAgentSettings(decodeSettings(env), request.token);
     if (!settings.ok) throw new DevBoxError("invalid-request", settings.message);
     const stop = new AbortController();
     const done = runDevBoxAgent({
