@@ -5,6 +5,7 @@ import { promisify } from "node:util";
 import { cleanIssueText } from "../agents/clean-text.js";
 import { resolveEngines } from "../agents/engines.js";
 import type { RunSnapshot } from "../engine/model.js";
+import { LocalHost } from "../runtime/local-host.js";
 import { graphVersion } from "../workflow/graph-version.js";
 import { parseWorkflow } from "../workflow/parse.js";
 import {
@@ -17,8 +18,8 @@ import {
 } from "./command.js";
 import { discoverWorkflows, findGitRoot } from "./find-workflows.js";
 import { Interruption, INTERRUPTED_EXIT } from "./interruption.js";
-import { openLocalHost } from "./open-local-host.js";
-import { finish, progressPrinter, RUN_FORMATS, usableStateDir } from "./run-output.js";
+import { LiveOutput } from "./live-output.js";
+import { finish, RUN_FORMATS, usableStateDir } from "./run-output.js";
 import { commitWorkingTree, uncommittedPaths } from "./uncommitted.js";
 import { renderReports } from "./validate-command.js";
 
@@ -42,6 +43,7 @@ const run: Command = async (args, io) => {
     format: { type: "string" },
     as: { type: "string" },
     "include-uncommitted": { type: "boolean" },
+    quiet: { type: "boolean", short: "q" },
   });
   const format = formatOption(values.format, RUN_FORMATS);
   if (positionals.length > 1) throw new UsageError("give one workflow file", { pointToHelp: true });
@@ -65,10 +67,13 @@ const run: Command = async (args, io) => {
   const cleaned = cleanIssueText(brief);
   const runId = `r${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
   const branch = `clustercode/local-${runId}`;
-  const host = await openLocalHost("run", {
-    stateDir: await usableStateDir(values["state-dir"], io.env),
+  const stateDir = await usableStateDir(values["state-dir"], io.env);
+  const live = new LiveOutput({ io, stateDir, format, quiet: values.quiet === true });
+  const host = await LocalHost.open({
+    command: "run",
+    stateDir,
     env: io.env,
-    onTransition: progressPrinter(io, format),
+    onTransition: live.onTransition,
   });
   const interruption = new Interruption(io.stderr);
   let ended: RunSnapshot | "interrupted";
@@ -98,6 +103,7 @@ const run: Command = async (args, io) => {
   } finally {
     // On Ctrl-C this is what stops the DevBoxes (their process groups) before the exit.
     await host.close();
+    await live.stop();
     interruption.dispose();
   }
   if (ended === "interrupted") {

@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { readVerdicts } from "../scorecard/read-verdicts.js";
 import { formatShare, scorecard, type ScorecardRow } from "../scorecard/scorecard.js";
 import { DURATION_PATTERN, parseDuration } from "../workflow/duration.js";
-import { readStateDir } from "./busy-state-dir.js";
+import { openStore } from "../store/embedded.js";
 import { formatOption, parseOptions, UsageError, type Command } from "./command.js";
 import { findGitRoot } from "./find-workflows.js";
 import { usableStateDir } from "./run-output.js";
@@ -76,7 +76,7 @@ export const scorecardCommand: Command = async (args, io) => {
   const since = sinceOf(values.since, Date.now());
   const repo = await repositoryOf(io.cwd, values.repo);
   const stateDir = await usableStateDir(values["state-dir"], io.env);
-  const opened = await readStateDir(stateDir, io.env);
+  const opened = await openStore({ stateDir, env: io.env });
   try {
     const runs = (await opened.store.listRuns(repo, { limit: Infinity })).filter(
       (run) => run.createdAt >= since,

@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
-import { openLocalHost } from "./open-local-host.js";
+import { LocalHost } from "../runtime/local-host.js";
 import { LocalRunPages } from "../ui/local-run-pages.js";
 import { createRunPagesHandler } from "../ui/run-pages-server.js";
 import { parseOptions, UsageError, type Command } from "./command.js";
@@ -21,7 +21,8 @@ const ui: Command = async (args, io) => {
   const port = Number(values.port ?? "0");
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UsageError("--port must be a port number");
-  const host = await openLocalHost("ui", {
+  const host = await LocalHost.open({
+    command: "ui",
     stateDir: resolveStateDir(values["state-dir"], io.env),
     env: io.env,
   });

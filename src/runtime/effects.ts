@@ -7,7 +7,7 @@ import { gatherJudgeContext } from "../agents/judge-material.js";
 import { pendingQuestions } from "../engine/judging.js";
 import type { EvidenceEntry } from "../engine/model.js";
 import type { Store } from "../store/store.js";
-import type { DevBoxLeases } from "./devbox-leases.js";
+import type { DevBoxOwnership } from "./devbox-leases.js";
 import { globalDevBoxId, type DevBoxRegistry } from "./devbox-registry.js";
 import type { Judge, JudgeRequest } from "./judge.js";
 import type { EffectPerformer, EventSink } from "./ports.js";
@@ -39,7 +39,7 @@ export interface DevBoxEffectsDeps {
    * its lease, and a DevBox whose lease another replica took is stopped. Without, this process
    * is the only one (the CLI's state directory is held by one process).
    */
-  leases?: DevBoxLeases;
+  leases?: DevBoxOwnership;
   /**
    * Where judges' diffs come from, asked with the run's repository as the store names it
    * (a local path, or owner/name on GitHub); without one a judge reads no diff.

@@ -11,6 +11,7 @@ import { faultInjection } from "./fault-injection.js";
 import { createHost, type DevBoxPorts, type Host } from "./host.js";
 import { openTelemetry } from "../telemetry/telemetry.js";
 import { judgeFromEnv } from "./judge.js";
+import { LocalDevBoxOwners } from "./local-devbox-owners.js";
 import type { DevBoxEventSink } from "./ports.js";
 import type { RunDocument } from "./run-repository.js";
 import { isSettled, type Runtime } from "./runtime.js";
@@ -90,13 +91,14 @@ export class LocalHost {
     const store = opened.store;
     const holder = await StateDirHolder.claim(
       options.stateDir,
-      { command: options.command ?? "run", endpoint: opened.endpoint },
+      { command: options.command ?? "run" },
       now,
     ).catch(async (error: unknown) => {
       await opened.close();
       throw error;
     });
     const fail = (error: unknown) => watch.fail(error);
+    const owners = new LocalDevBoxOwners(options.stateDir);
     const host = await createHost({
       store,
       clock: now,
@@ -104,7 +106,8 @@ export class LocalHost {
       judge: judgeFromEnv(options.env),
       diffs: new GitDiffSource(),
       holder: `local:${process.pid}`,
-      devboxes: (events) => localDevBoxes(options, store, events, fail),
+      devboxes: (events) => localDevBoxes(options, store, events, fail, owners),
+      devboxOwnership: owners,
       ...faultInjection(options.env),
       telemetry: await openTelemetry(options.env),
       onTransition: (run, done, event) => {
@@ -146,13 +149,27 @@ export class LocalHost {
     });
   }
 
-  /** Resolves when the run finishes or waits on people; rejects when the host failed. */
+  /**
+   * Resolves when the run finishes or waits on people, here or in another process sharing the
+   * state directory (`cancel` in another terminal); rejects when the host failed.
+   */
   async settled(runId: string): Promise<RunSnapshot> {
     const waiting = this.watch.wait(runId);
-    await this.runtime.idle();
-    const current = (await this.runtime.load(runId))?.document.state;
-    if (current !== undefined) this.watch.notify(current);
-    return waiting;
+    const look = async () => {
+      const current = (await this.runtime.load(runId))?.document.state;
+      if (current !== undefined) this.watch.notify(current);
+    };
+    const looking = setInterval(
+      () => void look().catch((error) => this.watch.fail(error)),
+      LOOK_MS,
+    );
+    try {
+      await this.runtime.idle();
+      await look();
+      return await waiting;
+    } finally {
+      clearInterval(looking);
+    }
   }
 
   /** Stops the timer pump, DevBoxes, the hub and the store. */
@@ -162,15 +179,22 @@ export class LocalHost {
   }
 }
 
-/** Local DevBoxes: processes in the state directory behind a hub on 127.0.0.1. */
+/** How often a wait for a run looks at the store, for what other processes did to it. */
+const LOOK_MS = 500;
+
+/**
+ * Local DevBoxes: processes in the state directory behind a hub on 127.0.0.1. Those a crashed
+ * process left are stopped; those of another live process sharing the directory are its own.
+ */
 async function localDevBoxes(
   options: LocalHostOptions,
   store: Store,
   events: DevBoxEventSink,
   fail: (error: unknown) => void,
+  owners: LocalDevBoxOwners,
 ): Promise<DevBoxPorts> {
   const executor = new LocalExecutor({ stateDir: options.stateDir, env: options.env });
-  await executor.reap();
+  await executor.reap(await owners.orphans(await executor.knownDevBoxIds()));
   const lapse = Number(options.env.CLUSTERCODE_DEVBOX_LAPSE_MS ?? "") || undefined;
   const hub = new DevBoxHub({
     onEvent: (event) => events.onHubEvent(event),
