@@ -12,7 +12,7 @@ import {
   type Command,
   type CommandIo,
 } from "./command.js";
-import { Interruption, INTERRUPTED_EXIT } from "./interruption.js";
+import { interruptedExit, Interruption } from "./interruption.js";
 import { LiveOutput } from "./live-output.js";
 import { finish, RUN_FORMATS, runIdArgument, usableStateDir } from "./run-output.js";
 
@@ -59,12 +59,7 @@ function controlCommand(
       await live.stop();
       interruption.dispose();
     }
-    if (ended === "interrupted") {
-      io.stderr.write(
-        `run ${runId}: interrupted; its DevBoxes are stopped. Continue it with: clustercode resume ${runId}\n`,
-      );
-      return INTERRUPTED_EXIT;
-    }
+    if (ended === "interrupted") return interruptedExit(io.stderr, runId);
     const code = finish(io, ended, format);
     return succeeded(ended) ? EXIT.ok : code;
   };

@@ -1,5 +1,6 @@
 import { readdir, stat } from "node:fs/promises";
-import { dirname, join, relative } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
+import { UsageError } from "./command.js";
 
 const exists = (path: string) =>
   stat(path).then(
@@ -44,4 +45,19 @@ export async function discoverWorkflows(cwd: string): Promise<string[]> {
       found.push(relative(cwd, join(folder, entry)));
   }
   return found;
+}
+
+/**
+ * The repository whose runs a command reads: `--repo`, else the one `cwd` is in; outside one, a
+ * usage error ending with `hint` (what else to give).
+ */
+export async function repositoryOf(
+  cwd: string,
+  option: string | undefined,
+  hint = "give --repo DIR",
+): Promise<string> {
+  if (option !== undefined) return resolve(cwd, option);
+  const root = await findGitRoot(cwd);
+  if (root === undefined) throw new UsageError(`${cwd} is not inside a git repository: ${hint}`);
+  return root;
 }

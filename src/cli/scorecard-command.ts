@@ -9,13 +9,13 @@ import { findGitRoot } from "./find-workflows.js";
 import { usableStateDir } from "./run-output.js";
 
 /** `--since`: a date (2026-11-01, or any ISO time) or a duration back from now (7d, 12h). */
-export function sinceOf(text: string | undefined, now: number): number {
+export function sinceOf(text: string | undefined, now: number, option = "--since"): number {
   if (text === undefined) return 0;
   if (DURATION_PATTERN.test(text)) return now - parseDuration(text);
   const at = Date.parse(text);
   if (Number.isNaN(at)) {
     throw new UsageError(
-      `--since must be a date (2026-11-01) or a duration (7d, 12h), got "${text}"`,
+      `${option} must be a date (2026-11-01) or a duration (7d, 12h), got "${text}"`,
     );
   }
   return at;

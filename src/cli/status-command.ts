@@ -1,4 +1,3 @@
-import { resolve } from "node:path";
 import type { RunSnapshot } from "../engine/model.js";
 import { openStore } from "../store/embedded.js";
 import { StateDirHolder } from "../store/state-dir-holder.js";
@@ -6,13 +5,12 @@ import type { Store } from "../store/store.js";
 import {
   formatOption,
   NothingToDoError,
-  UsageError,
   parseOptions,
   type Command,
   type CommandIo,
 } from "./command.js";
 import { EvidenceNarrator, renderRecord } from "./evidence-narrator.js";
-import { findGitRoot } from "./find-workflows.js";
+import { repositoryOf } from "./find-workflows.js";
 import { followRun } from "./follow-run.js";
 import { statusDetail, statusTable } from "./status-view.js";
 import { RUN_FORMATS, runIdArgument, summarize, usableStateDir } from "./run-output.js";
@@ -53,7 +51,10 @@ export const status: Command = async (args, io) => {
   });
   const format = formatOption(values.format, RUN_FORMATS);
   const [runId] = positionals;
-  const repo = runId === undefined ? await repositoryOf(io, values.repo) : undefined;
+  const repo =
+    runId === undefined
+      ? await repositoryOf(io.cwd, values.repo, "give a RUN, or --repo DIR for a repository's runs")
+      : undefined;
   const stateDir = await usableStateDir(values["state-dir"], io.env);
   return withStore(stateDir, io, async (store) => {
     const runs =
@@ -85,18 +86,6 @@ export const status: Command = async (args, io) => {
     return 0;
   });
 };
-
-/** The repository whose runs `status` lists: --repo, else the one `io.cwd` is in. */
-async function repositoryOf(io: CommandIo, option: string | undefined): Promise<string> {
-  if (option !== undefined) return resolve(io.cwd, option);
-  const root = await findGitRoot(io.cwd);
-  if (root === undefined) {
-    throw new UsageError(
-      `${io.cwd} is not inside a git repository: give a RUN, or --repo DIR for a repository's runs`,
-    );
-  }
-  return root;
-}
 
 /**
  * `clustercode log RUN [--follow]`: the run's evidence log, in order; with `--follow`, then its

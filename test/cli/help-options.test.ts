@@ -1,0 +1,40 @@
+import { describe, expect, it, vi } from "vitest";
+
+/** The options each command declared, caught where it parses them. */
+const declared = vi.hoisted(() => ({
+  options: undefined as Record<string, { short?: string }> | undefined,
+}));
+class Parsed extends Error {}
+
+vi.mock("../../src/cli/command.js", async (importOriginal) => {
+  const original = await importOriginal<typeof import("../../src/cli/command.js")>();
+  return {
+    ...original,
+    parseOptions: (_args: string[], options: Record<string, { short?: string }>) => {
+      declared.options = options;
+      throw new Parsed();
+    },
+  };
+});
+
+const { COMMANDS } = await import("../../src/cli/command-table.js");
+
+const io = {
+  stdout: { write: () => true },
+  stderr: { write: () => true },
+  cwd: "/",
+  env: {},
+};
+
+describe("clustercode --help", () => {
+  it.each(Object.keys(COMMANDS))("%s --help lists every option it takes", async (name) => {
+    const entry = COMMANDS[name];
+    if (entry === undefined) throw new Error(name);
+    declared.options = undefined;
+    await expect((await entry.load())([], io)).rejects.toBeInstanceOf(Parsed);
+    for (const [option, { short }] of Object.entries(declared.options ?? {})) {
+      expect(entry.help, `--${option}`).toMatch(new RegExp(`--${option}\\b`));
+      if (short !== undefined) expect(entry.help, `-${short}`).toContain(`-${short}, --${option}`);
+    }
+  });
+});
