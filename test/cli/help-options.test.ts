@@ -32,7 +32,8 @@ describe("clustercode --help", () => {
     if (entry === undefined) throw new Error(name);
     declared.options = undefined;
     await expect((await entry.load())([], io)).rejects.toBeInstanceOf(Parsed);
-    for (const [option, { short }] of Object.entries(declared.options ?? {})) {
+    const options = (declared.options ?? {}) as Record<string, { short?: string }>;
+    for (const [option, { short }] of Object.entries(options)) {
       expect(entry.help, `--${option}`).toMatch(new RegExp(`--${option}\\b`));
       if (short !== undefined) expect(entry.help, `-${short}`).toContain(`-${short}, --${option}`);
     }
