@@ -1,8 +1,7 @@
-import type { ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cliEnv, makeRepo, runCli, startCli } from "./local-cli.js";
+import { cliEnv, makeRepo, runCli, startCli, watch } from "./local-cli.js";
 
 /** A command that prints a line and waits for the test's gate file, then an approval. */
 const workflow = `version: 1
@@ -21,19 +20,6 @@ edges:
   - { from: ship, to: done, label: approved }
   - { from: ship, to: failed, label: rejected }
 `;
-
-/** Collects a child's output, and waits (boundedly) until it shows something. */
-function watch(child: ChildProcess) {
-  const seen = { stdout: "", stderr: "" };
-  child.stdout?.on("data", (chunk: Buffer) => (seen.stdout += chunk.toString()));
-  child.stderr?.on("data", (chunk: Buffer) => (seen.stderr += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
-  const until = async (test: (out: typeof seen) => boolean, what: string) => {
-    for (let i = 0; i < 900 && !test(seen); i++) await new Promise((r) => setTimeout(r, 100));
-    if (!test(seen)) throw new Error(`never saw ${what}; stdout: ${seen.stdout}\n${seen.stderr}`);
-  };
-  return { child, seen, exited, until };
-}
 
 /** Asks the run pages for JSON (bounded: retried until `test` holds). */
 async function pollJson<T>(url: string, test: (value: T) => boolean): Promise<T> {

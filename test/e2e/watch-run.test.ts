@@ -1,8 +1,7 @@
-import type { ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cliEnv, makeRepo, runCli, startCli } from "./local-cli.js";
+import { cliEnv, makeRepo, runCli, startCli, watch } from "./local-cli.js";
 
 /** A command that prints a line, then waits for the test to create the gate file. */
 const workflow = `version: 1
@@ -14,19 +13,6 @@ nodes:
     kind: run
     run: 'echo before-the-gate; while [ ! -f "$GATE" ]; do sleep 0.1; done; echo after-the-gate'
 `;
-
-/** Collects a child's output, and waits (boundedly) until it shows something. */
-function watch(child: ChildProcess) {
-  const seen = { stdout: "", stderr: "" };
-  child.stdout?.on("data", (chunk: Buffer) => (seen.stdout += chunk.toString()));
-  child.stderr?.on("data", (chunk: Buffer) => (seen.stderr += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
-  const until = async (test: (out: typeof seen) => boolean, what: string) => {
-    for (let i = 0; i < 600 && !test(seen); i++) await new Promise((r) => setTimeout(r, 100));
-    if (!test(seen)) throw new Error(`never saw ${what}; stdout: ${seen.stdout}\n${seen.stderr}`);
-  };
-  return { seen, exited, until };
-}
 
 describe("watching a local run", () => {
   it("answers status, log --follow and a second run while a run goes", async () => {
