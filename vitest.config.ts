@@ -1,9 +1,61 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * The integration project: tests that start processes (git, the CLI, DevBoxes, Chromium, the
+ * app), read `dist/`, or are end-to-end by folder. A new test under one of these folders lands
+ * here by default; anywhere else it is a unit test, and the unit project's setup refuses to
+ * start a process (test/helpers/no-processes.ts), pointing here.
+ */
+const INTEGRATION = [
+  "test/e2e/**/*.test.ts",
+  "test/faults/**/*.test.ts",
+  "test/images/**/*.test.ts",
+  "test/security/**/*.test.ts",
+  "test/devbox/local/**/*.test.ts",
+  "test/devbox/agent/parts.test.ts",
+  "test/devbox/agent/secret-mask.test.ts",
+  "test/devbox/hub/git-route.test.ts",
+  "test/devbox/ecs/e2e.test.ts",
+  "test/github/**/*.test.ts",
+  "test/cli/**/*.test.ts",
+  "test/agents/diff-source.test.ts",
+  "test/agents/engine-presets.test.ts",
+  "test/agents/prototype-race.test.ts",
+  "test/agents/runtime-judging.test.ts",
+  "test/fuzz/webhook-payloads.fuzz.test.ts",
+  "test/runtime/local-admission.test.ts",
+  "test/store/embedded.test.ts",
+  "test/ui/app-run-pages.test.ts",
+  "test/ui/local-run-pages.test.ts",
+  "test/ui/run-page-sessions.test.ts",
+  "test/workflow/editor-schema.test.ts",
+];
+
+const shared = {
+  setupFiles: ["test/setup-env.ts"],
+  testTimeout: 20_000,
+};
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    setupFiles: ["test/setup-env.ts"],
-    testTimeout: 20_000,
+    projects: [
+      {
+        test: {
+          ...shared,
+          name: "unit",
+          include: ["test/**/*.test.ts"],
+          exclude: INTEGRATION,
+          setupFiles: [...shared.setupFiles, "test/helpers/no-processes.ts"],
+        },
+      },
+      {
+        test: {
+          ...shared,
+          name: "integration",
+          include: INTEGRATION,
+          globalSetup: ["test/helpers/fresh-build.ts"],
+        },
+      },
+    ],
   },
 });

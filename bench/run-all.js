@@ -4,8 +4,10 @@
 //
 //   npm run bench                    the full counts (several minutes)
 //   node bench/run-all.js --quick    tiny counts: checks the benchmarks run, measures little
+//   --jobs N                         N benchmarks at once (a check; figures need 1, the default)
 //
-// Needs `npm run build` first (npm run bench does it).
+// Exits 1, naming them, when a row's figure could not be read from its benchmark's output.
+// Needs `npm run build` first (npm run bench and npm run test:bench do it).
 import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { cpus, loadavg } from "node:os";
@@ -15,6 +17,9 @@ const run = promisify(execFile);
 const root = new URL("../", import.meta.url).pathname;
 const quick = process.argv.includes("--quick");
 const write = !process.argv.includes("--no-write");
+const jobsAt = process.argv.indexOf("--jobs");
+const jobs = jobsAt < 0 ? 1 : Number(process.argv[jobsAt + 1]);
+if (!Number.isInteger(jobs) || jobs < 1) throw new Error("--jobs needs a positive whole number");
 
 /** Each benchmark: its arguments (full, quick), and how its output becomes table rows. */
 const BENCHES = [
@@ -162,16 +167,33 @@ function memoryResult(out) {
   return `${grab(out, /RSS (\d+ MiB)/)} (peak ${grab(out, /\(peak (\d+ MiB)\)/)}, main heap ${grab(out, /heapUsed ([\d.]+ MiB)/)})`;
 }
 
-const rows = [];
-for (const bench of BENCHES) {
+/** Runs one benchmark; its rows. */
+async function measure(bench) {
   const command = ["node", bench.script, ...bench.args].join(" ");
-  process.stderr.write(`running ${command}\n`);
+  const started = Date.now();
   const { stdout } = await run(process.execPath, [bench.script, ...bench.args], {
     cwd: root,
     maxBuffer: 16 * 1024 * 1024,
   });
-  for (const row of bench.rows(stdout)) rows.push({ ...row, command });
+  process.stderr.write(`ran ${command} in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  return bench.rows(stdout).map((row) => ({ ...row, command }));
 }
+
+/** Every benchmark's rows in table order, `jobs` benchmarks at a time. */
+async function measureAll() {
+  const results = new Array(BENCHES.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < BENCHES.length) {
+      const at = next++;
+      results[at] = await measure(BENCHES[at]);
+    }
+  };
+  await Promise.all(Array.from({ length: jobs }, worker));
+  return results.flat();
+}
+
+const rows = await measureAll();
 
 const when = new Date().toISOString().slice(0, 16).replace("T", " ");
 const table = [
@@ -182,8 +204,15 @@ const table = [
   ...rows.map((r) => `| ${r.measure} | ${r.result} | ${r.target} | \`${r.command}\` |`),
 ].join("\n");
 console.log(table);
+const unread = rows.filter((r) => r.result.includes("?"));
+if (unread.length > 0) {
+  process.stderr.write(
+    `figures not read from the benchmarks' output:\n${unread.map((r) => `  ${r.measure} (${r.command})`).join("\n")}\n`,
+  );
+  process.exitCode = 1;
+}
 
-if (write) {
+if (write && unread.length === 0) {
   const file = `${root}docs/benchmarks.md`;
   const text = await readFile(file, "utf8");
   const start = "<!-- bench:start -->";

@@ -48,8 +48,8 @@ async function serve(kind) {
   let appFn = (app) => app.onAny(async () => {});
   const dir = mkdtempSync(join(tmpdir(), "cc-ack-"));
   if (kind === "app") {
-    const { AppHost } = await import("../dist/github/app-host.js");
-    const { clusterCodeApp } = await import("../dist/github/app.js");
+    const { AppHost } = await import("../dist/github/setup/app-host.js");
+    const { clusterCodeApp } = await import("../dist/github/intake/app.js");
     const host = await AppHost.open({
       stateDir: dir,
       env: { PATH: process.env.PATH },

@@ -1,20 +1,4 @@
-/** What {@link cleanIssueText} removed, by kind; all zero when the text was clean. */
-export interface RemovedText {
-  /**
-   * Comments GitHub does not show: `<!-- … -->` (an unterminated one runs to the end of the
-   * text) and Markdown comment lines, `[//]: # (…)` and `[comment]: <> (…)`.
-   */
-  htmlComments: number;
-  /**
-   * Zero-width and other invisible formatting characters (ZWSP, ZWNJ, ZWJ, word joiner, BOM,
-   * soft hyphen, variation selectors, interlinear annotation marks…).
-   */
-  zeroWidth: number;
-  /** Bidirectional controls (LRE…RLO, LRI…PDI, LRM, RLM, ALM): they reorder what a reader sees. */
-  bidiControls: number;
-  /** Unicode tag characters (U+E0000–U+E007F): invisible ASCII look-alikes. */
-  tagCharacters: number;
-}
+import type { RemovedText } from "../engine/model.js";
 
 /** Issue text after cleaning, and what was taken out. */
 export interface CleanedText {

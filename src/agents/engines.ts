@@ -1,7 +1,6 @@
 import type { EngineCommand, RunDefinition } from "../engine/model.js";
 import type { Workflow } from "../workflow/workflow.schema.js";
-import type { BuiltInEngine } from "./built-in-engines.js";
-import { estimateCostUsd } from "./prices.js";
+import { BUILT_IN_ENGINE_FACTS, type BuiltInEngine } from "../workflow/built-in-engines.js";
 
 /** What the engine's agent is told; the task itself is in the prompt file. */
 const INSTRUCTION = "Read the task in the file {prompt_file} and carry it out in this repository.";
@@ -20,7 +19,7 @@ const CODEX_PROVIDER = "clustercode-openai";
  *   `ANTHROPIC_API_KEY` (or a token) and `ANTHROPIC_BASE_URL` itself.
  * - `codex`: `codex exec --json` prints JSON Lines events; the last, `turn.completed`, carries
  *   `usage` (`input_tokens`, `cached_input_tokens`, `output_tokens`). Codex reports no cost, so
- *   the turn is priced from its usage and model ({@link estimateCostUsd}). Codex ignores
+ *   the turn is priced from its usage and model (`estimateCostUsd`). Codex ignores
  *   `OPENAI_BASE_URL` and its built-in provider reads `CODEX_API_KEY`, so the command declares a
  *   provider that reads `OPENAI_API_KEY` and takes its base URL from `OPENAI_BASE_URL` when set.
  */
@@ -39,13 +38,7 @@ export const BUILT_IN_ENGINE_COMMANDS: RunDefinition["engines"] = {
     costJsonPath: "total_cost_usd",
     usageJsonPath: "usage",
     credentials: {
-      env: [
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_AUTH_TOKEN",
-        "CLAUDE_CODE_OAUTH_TOKEN",
-        "CLAUDE_CODE_USE_BEDROCK",
-        "CLAUDE_CODE_USE_VERTEX",
-      ],
+      env: [...BUILT_IN_ENGINE_FACTS.claude.credentialEnv],
       homeFiles: [".claude/.credentials.json"],
     },
   },
@@ -69,25 +62,9 @@ export const BUILT_IN_ENGINE_COMMANDS: RunDefinition["engines"] = {
     ],
     usageJsonPath: "usage",
     priceFromUsage: true,
-    credentials: { env: ["OPENAI_API_KEY"] },
+    credentials: { env: [...BUILT_IN_ENGINE_FACTS.codex.credentialEnv] },
   },
 } satisfies Record<BuiltInEngine, EngineCommand>;
-
-/** How an engine's turns come to have a cost. */
-export type EngineSpend =
-  /** The CLI prints its cost. */
-  | "reported"
-  /** The CLI prints its token usage, priced from the model price table. */
-  | "priced"
-  /** Neither: its turns count as free. */
-  | "none";
-
-/** Whether a turn of an engine that is priced from its usage on `model` can be priced. */
-export function isPricedModel(model: string | undefined): boolean {
-  return (
-    model !== undefined && estimateCostUsd(model, { inputTokens: 0, outputTokens: 0 }) !== undefined
-  );
-}
 
 /** The engines a run of `workflow` may use: built-ins, overridden by the workflow's own. */
 export function resolveEngines(workflow: Workflow): RunDefinition["engines"] {

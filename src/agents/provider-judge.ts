@@ -2,7 +2,7 @@ import type { TokenUsage } from "../engine/commands.js";
 import { JudgeError } from "./judge-error.js";
 import { renderJudgePrompt, type JudgePrompt } from "./judge-prompt.js";
 import type { Judge, JudgeContext, JudgeRequest, Verdict } from "./judge-types.js";
-import { estimateCostUsd } from "./prices.js";
+import { estimateCostUsd } from "../workflow/model-prices.js";
 import { parseToolVerdict } from "./verdict-tool.js";
 
 /** What one provider call returned: the forced tool call's input, if the model made one. */

@@ -1,5 +1,5 @@
-import { buildBrief, type Brief } from "../github/brief.js";
-import { parseCommand } from "../github/commands.js";
+import { buildBrief, type Brief } from "../github/handlers/brief.js";
+import { parseCommand } from "../github/handlers/commands.js";
 import type { Workflow } from "../workflow/workflow.schema.js";
 import { UsageError } from "./command.js";
 import { listing, type WorkflowFile } from "./workflow-choice.js";

@@ -7,7 +7,7 @@ import type { CommandIo } from "./command.js";
 import { DevBoxLogTail, type DevBoxLogLine } from "./devbox-log-tail.js";
 import { EvidenceNarrator, renderRecord } from "./evidence-narrator.js";
 import { exitCodeOf, type RUN_FORMATS } from "./run-output.js";
-import { decodeRun } from "../runtime/run-repository.js";
+import { RunRepository } from "../store/run-repository.js";
 
 /** How often a follower looks for new evidence and output. */
 const POLL_MS = 250;
@@ -71,16 +71,17 @@ class Follower {
   /** Prints what is new and returns where the run stands. */
   async #catchUp(store: Store) {
     const { runId, io, format } = this.#options;
-    const run = await store.getRun(runId);
+    const runs = new RunRepository(store);
+    const run = await runs.get(runId);
     if (run === undefined) return undefined;
     // Output first: what a command printed came before the evidence of its end.
     this.#print(await this.#logs.read());
     // The last transition's evidence is in the run's outbox before it reaches the log.
-    const { document, outbox } = decodeRun(run);
+    const { document, outbox } = run;
     const pending = outbox.flatMap((effect) =>
       effect.type === "evidence" ? [{ seq: effect.evidenceSeq, entry: effect.entry }] : [],
     );
-    for (const record of [...(await store.listEvidence(runId)), ...pending]) {
+    for (const record of [...(await runs.evidence(runId)), ...pending]) {
       if (record.seq <= this.#seen) continue;
       this.#seen = record.seq;
       io.stdout.write(renderRecord(record, this.#narrator, format));

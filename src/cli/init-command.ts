@@ -7,7 +7,7 @@ import {
   UsageError,
   type Command,
 } from "./command.js";
-import { findGitRoot } from "./find-workflows.js";
+import { findGitRoot } from "../workflow/find-workflows.js";
 
 /** The workflow `init` writes: the example shipped in the package, tested with the others. */
 const TEMPLATE = new URL("../../workflows-schema/examples/first-workflow.yml", import.meta.url);

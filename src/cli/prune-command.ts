@@ -3,9 +3,9 @@ import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { isFinal, type RunSnapshot } from "../engine/model.js";
-import { decodeRun } from "../runtime/run-repository.js";
+import { RunRepository } from "../store/run-repository.js";
 import { parseOptions, UsageError, type Command } from "./command.js";
-import { repositoryOf } from "./find-workflows.js";
+import { repositoryOf } from "./repository-of.js";
 import { usableStateDir } from "./run-output.js";
 import { sinceOf } from "./scorecard-command.js";
 import { withStore } from "./status-command.js";
@@ -33,8 +33,8 @@ const prune: Command = async (args, io) => {
   const repo = await repositoryOf(io.cwd, values.repo);
   const stateDir = await usableStateDir(values["state-dir"], io.env);
   const ended = await withStore(stateDir, io, async (store) =>
-    (await store.listRuns(repo, { limit: Infinity }))
-      .map((run) => decodeRun(run).document.state)
+    (await new RunRepository(store).list(repo, { limit: Infinity }))
+      .map((run) => run.document.state)
       .filter((state) => isFinal(state.status) && state.updatedAt <= before),
   );
   const dry = values["dry-run"] === true;

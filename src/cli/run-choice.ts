@@ -1,4 +1,5 @@
-import { cleanIssueText, type RemovedText } from "../agents/clean-text.js";
+import { cleanIssueText } from "../agents/clean-text.js";
+import type { RemovedText } from "../engine/model.js";
 import type { Workflow } from "../workflow/workflow.schema.js";
 import { readInput, UsageError, type CommandIo } from "./command.js";
 import { eventTrigger, workflowOfEvent } from "./event-trigger.js";

@@ -7,7 +7,7 @@ import type { RunSnapshot } from "../engine/model.js";
 import { LocalHost } from "../runtime/local-host.js";
 import { graphVersion } from "../workflow/graph-version.js";
 import { formatOption, parseOptions, UsageError, type Command, type CommandIo } from "./command.js";
-import { findGitRoot } from "./find-workflows.js";
+import { findGitRoot } from "../workflow/find-workflows.js";
 import { interruptedExit, Interruption } from "./interruption.js";
 import { dryRun } from "./dry-run.js";
 import { LiveOutput } from "./live-output.js";

@@ -5,8 +5,9 @@ import { formatShare, scorecard, type ScorecardRow } from "../scorecard/scorecar
 import { DURATION_PATTERN, parseDuration } from "../workflow/duration.js";
 import { openStore } from "../store/embedded.js";
 import { formatOption, parseOptions, UsageError, type Command } from "./command.js";
-import { findGitRoot } from "./find-workflows.js";
+import { findGitRoot } from "../workflow/find-workflows.js";
 import { usableStateDir } from "./run-output.js";
+import { RunRepository } from "../store/run-repository.js";
 
 /** `--since`: a date (2026-11-01, or any ISO time) or a duration back from now (7d, 12h). */
 export function sinceOf(text: string | undefined, now: number, option = "--since"): number {
@@ -78,10 +79,11 @@ export const scorecardCommand: Command = async (args, io) => {
   const stateDir = await usableStateDir(values["state-dir"], io.env);
   const opened = await openStore({ stateDir, env: io.env });
   try {
-    const runs = (await opened.store.listRuns(repo, { limit: Infinity })).filter(
-      (run) => run.createdAt >= since,
+    const repository = new RunRepository(opened.store);
+    const runs = (await repository.list(repo, { limit: Infinity })).filter(
+      (run) => run.stored.createdAt >= since,
     );
-    const verdicts = await readVerdicts(runs, opened.store);
+    const verdicts = await readVerdicts(runs, repository);
     const rows = scorecard(verdicts);
     io.stdout.write(
       format === "json"

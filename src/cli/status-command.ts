@@ -10,11 +10,11 @@ import {
   type CommandIo,
 } from "./command.js";
 import { EvidenceNarrator, renderRecord } from "./evidence-narrator.js";
-import { repositoryOf } from "./find-workflows.js";
+import { repositoryOf } from "./repository-of.js";
 import { followRun } from "./follow-run.js";
 import { statusDetail, statusTable } from "./status-view.js";
 import { RUN_FORMATS, runIdArgument, summarize, usableStateDir } from "./run-output.js";
-import { decodeRun } from "../runtime/run-repository.js";
+import { RunRepository } from "../store/run-repository.js";
 
 /** The store of a state directory, shared with the processes using it meanwhile. */
 export async function withStore<T>(
@@ -57,15 +57,16 @@ export const status: Command = async (args, io) => {
       : undefined;
   const stateDir = await usableStateDir(values["state-dir"], io.env);
   return withStore(stateDir, io, async (store) => {
+    const repository = new RunRepository(store);
     const runs =
       repo !== undefined
-        ? await store.listRuns(repo, { limit: 50 })
-        : [await store.getRun(runId ?? "")].filter((run) => run !== undefined);
+        ? await repository.list(repo, { limit: 50 })
+        : [await repository.get(runId ?? "")].filter((run) => run !== undefined);
     if (runId !== undefined && runs.length === 0) {
       throw new NothingToDoError(`no run ${runId} in ${stateDir}`);
     }
     const rows = runs.map((run) => {
-      const { state, definition } = decodeRun(run).document;
+      const { state, definition } = run.document;
       return { state, workflow: definition.workflow.name, shown: standing(state, stateDir) };
     });
     if (format === "json") {
@@ -102,11 +103,12 @@ export const log: Command = async (args, io) => {
   const stateDir = await usableStateDir(values["state-dir"], io.env);
   if (values.follow === true) return followRun({ stateDir, runId, io, format });
   return withStore(stateDir, io, async (store) => {
-    if ((await store.getRun(runId)) === undefined) {
+    const runs = new RunRepository(store);
+    if ((await runs.version(runId)) === undefined) {
       throw new NothingToDoError(`no run ${runId} in ${stateDir}`);
     }
     const narrator = new EvidenceNarrator();
-    for (const record of await store.listEvidence(runId)) {
+    for (const record of await runs.evidence(runId)) {
       io.stdout.write(renderRecord(record, narrator, format));
     }
     return 0;

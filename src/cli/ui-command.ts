@@ -1,16 +1,20 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
+import { createEditorHandler } from "../editor/editor-server.js";
+import { LocalWorkflowFiles } from "../editor/local-workflow-files.js";
 import { LocalHost } from "../runtime/local-host.js";
+import { RunRepository } from "../store/run-repository.js";
 import { LocalRunPages } from "../ui/local-run-pages.js";
 import { createRunPagesHandler } from "../ui/run-pages-server.js";
 import { parseOptions, UsageError, type Command } from "./command.js";
+import { findWorkflowRoot } from "../workflow/find-workflows.js";
 import { resolveStateDir } from "./run-output.js";
 
 /**
  * `clustercode ui [--state-dir D] [--port N] [--repo DIR]`: serves the run pages of the state
- * directory's runs on 127.0.0.1 until interrupted. The process holds the state directory (as
- * `clustercode run` does) and drives the runs answered from the pages.
+ * directory's runs, and the workflow editor (`/workflows`), on 127.0.0.1 until interrupted. It
+ * shares the state directory with other commands and drives the runs answered from the pages.
  */
 const ui: Command = async (args, io) => {
   const { values } = parseOptions(args, {
@@ -26,20 +30,24 @@ const ui: Command = async (args, io) => {
     stateDir: resolveStateDir(values["state-dir"], io.env),
     env: io.env,
   });
+  const repo = resolve(io.cwd, values.repo ?? ".");
   const server = createServer();
   const pages = new LocalRunPages({
     host: {
-      store: host.store,
+      runs: new RunRepository(host.store),
       resume: (runId) => host.resume(runId),
       deliver: (runId, event) => host.runtime.deliver(runId, event),
     },
     actor: io.env.USER ?? "local",
-    repo: resolve(io.cwd, values.repo ?? "."),
+    repo,
     port: () => (server.address() as AddressInfo).port,
   });
-  const handler = createRunPagesHandler(pages, host.store);
+  const runPages = createRunPagesHandler(pages, host.store);
+  const files = new LocalWorkflowFiles((await findWorkflowRoot(repo)) ?? repo);
+  const editor = createEditorHandler(pages, files);
   server.on("request", (req, res) => {
-    handler(req, res)
+    editor(req, res)
+      .then(async (handled) => handled || (await runPages(req, res)))
       .then((handled) => {
         if (handled) return;
         res.writeHead(302, { location: "/runs" });

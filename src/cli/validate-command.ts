@@ -1,7 +1,7 @@
 import type { Finding } from "../workflow/finding.js";
 import { parseWorkflow } from "../workflow/parse.js";
 import { formatOption, parseOptions, readInput, UsageError, type Command } from "./command.js";
-import { discoverWorkflows } from "./find-workflows.js";
+import { discoverWorkflows } from "../workflow/find-workflows.js";
 
 /** The result of validating one file. */
 export interface FileReport {

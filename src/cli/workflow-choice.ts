@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseWorkflow, type ParseResult } from "../workflow/parse.js";
 import { readInput, UsageError, type CommandIo } from "./command.js";
-import { discoverWorkflows } from "./find-workflows.js";
+import { discoverWorkflows } from "../workflow/find-workflows.js";
 
 /** A workflow file of the repository, read and parsed. */
 export interface WorkflowFile {

@@ -1,3 +1,4 @@
+import type { TokenUsage } from "../workflow/model-prices.js";
 /**
  * What a DevBox is asked to do. These travel from the runtime to the DevBox agent over the
  * internal API; untrusted text (the brief, gate output) is carried in files and environment
@@ -112,10 +113,4 @@ export interface DevBoxSpec {
   networkAllow?: string[];
 }
 
-/** Tokens an agent or a judge reported using. */
-export interface TokenUsage {
-  inputTokens: number;
-  outputTokens: number;
-  /** Input tokens served from a prompt cache, when reported. */
-  cachedInputTokens?: number;
-}
+export type { TokenUsage };

@@ -1,4 +1,3 @@
-import type { RemovedText } from "../agents/clean-text.js";
 import type { Workflow } from "../workflow/workflow.schema.js";
 import type {
   CommandRequest,
@@ -9,6 +8,33 @@ import type {
   UsagePaths,
 } from "./commands.js";
 import type { FeedbackItem } from "./feedback.js";
+
+/**
+ * What cleaning an issue's text removed (`cleanIssueText` in src/agents/clean-text.ts), by kind;
+ * all zero when the text was clean.
+ */
+export interface RemovedText {
+  /**
+   * Comments GitHub does not show: `<!-- … -->` (an unterminated one runs to the end of the
+   * text) and Markdown comment lines, `[//]: # (…)` and `[comment]: <> (…)`.
+   */
+  htmlComments: number;
+  /**
+   * Zero-width and other invisible formatting characters (ZWSP, ZWNJ, ZWJ, word joiner, BOM,
+   * soft hyphen, variation selectors, interlinear annotation marks…).
+   */
+  zeroWidth: number;
+  /** Bidirectional controls (LRE…RLO, LRI…PDI, LRM, RLM, ALM): they reorder what a reader sees. */
+  bidiControls: number;
+  /** Unicode tag characters (U+E0000–U+E007F): invisible ASCII look-alikes. */
+  tagCharacters: number;
+}
+
+/** A run as the runtime works on it: the pinned definition and the state. */
+export interface RunDocument {
+  definition: RunDefinition;
+  state: RunSnapshot;
+}
 
 /** Where a run is in its life. */
 export type RunStatus =

@@ -48,31 +48,7 @@ export function retry(t: Transition, event: RetryEvent): string | undefined {
   }
   const attempt = Math.max(0, ...s.visits.filter((v) => v.node === node).map((v) => v.attempt)) + 1;
   delete s.active;
-  t.record("run.retried", {
-    node,
-    attempt,
-    actor: event.actor,
-    ...(reset ? { resetBudget: true } : {}),
-    ...(event.where === undefined ? {} : { where: event.where }),
-    ...pinnedVersion(t, event.workflowVersion),
-  });
-  addFeedback(t, {
-    source: "retry",
-    node,
-    summary: `retried by ${event.actor}${s.reason === undefined ? "" : ` after: ${s.reason}`}`,
-    actor: event.actor,
-    ...(event.where === undefined ? {} : { url: event.where }),
-  });
-  if (reset) {
-    t.record("budget.reset", {
-      node,
-      actor: event.actor,
-      usedUp,
-      spentUsd: s.costUsd,
-      ...(event.where === undefined ? {} : { where: event.where }),
-    });
-    s.budgetBaseUsd = s.costUsd;
-  }
+  recordRetry(t, event, node, attempt, usedUp);
   if (lost === undefined) {
     delete s.reason;
     s.deadline = reset ? t.at + parseDuration(runWallClock(t)) : deadline;
@@ -84,6 +60,38 @@ export function retry(t: Transition, event: RetryEvent): string | undefined {
       : { iterations: previous.iterations ?? 0, since: previous.budgetSince ?? previous.startedAt };
   enterNode(t, node, attempt, { lostRerun: true, ...carry });
   return undefined;
+}
+
+/** Records who retried the node and why, as evidence and feedback; a reset starts the spend anew. */
+function recordRetry(
+  t: Transition,
+  event: RetryEvent,
+  node: string,
+  attempt: number,
+  usedUp: string[],
+): void {
+  const s = t.snapshot;
+  const reset = event.resetBudget === true;
+  const where = event.where === undefined ? {} : { where: event.where };
+  t.record("run.retried", {
+    node,
+    attempt,
+    actor: event.actor,
+    ...(reset ? { resetBudget: true } : {}),
+    ...where,
+    ...pinnedVersion(t, event.workflowVersion),
+  });
+  addFeedback(t, {
+    source: "retry",
+    node,
+    summary: `retried by ${event.actor}${s.reason === undefined ? "" : ` after: ${s.reason}`}`,
+    actor: event.actor,
+    ...(event.where === undefined ? {} : { url: event.where }),
+  });
+  if (reset) {
+    t.record("budget.reset", { node, actor: event.actor, usedUp, spentUsd: s.costUsd, ...where });
+    s.budgetBaseUsd = s.costUsd;
+  }
 }
 
 /** Why the node of `visit` cannot go on without a fresh budget, as its kind says. */

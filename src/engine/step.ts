@@ -61,6 +61,42 @@ export function step(
   return { snapshot: t.snapshot, effects: t.effects };
 }
 
+/** A DevBox started (or could not): what it reports is kept on the DevBox the run holds. */
+function devboxReady(
+  t: Transition,
+  event: Extract<RunEvent, { type: "devbox.ready" }>,
+): string | undefined {
+  const s = t.snapshot;
+  const held = t.heldDevBox(event.devboxId);
+  if (held !== undefined && !held.ready && event.harness !== undefined) {
+    held.harness = event.harness;
+  }
+  // Before any checkpoint, a DevBox starts from the base branch: its head is the base.
+  if (event.ok && event.sha !== undefined && !s.branchPushed && s.baseSha === undefined) {
+    if (held !== undefined && !held.ready) s.baseSha = event.sha;
+  }
+  if (held !== undefined && !held.ready && event.isolation !== undefined) {
+    held.isolation = event.isolation;
+  }
+  return onReady(t, event.devboxId, event.ok, event.error);
+}
+
+/** A command's result goes to the active node's kind; its proxied cost is counted. */
+function commandFinished(
+  t: Transition,
+  event: Extract<RunEvent, { type: "command.finished" }>,
+): string | undefined {
+  const s = t.snapshot;
+  const before = s.costUsd;
+  const kind = activeKind(t);
+  const ignored =
+    kind === undefined
+      ? "stale command result"
+      : kind.onCommandFinished(t, event.devboxId, event.result);
+  countProxied(s, event.result.proxiedCostUsd, s.costUsd > before);
+  return ignored;
+}
+
 function apply(t: Transition, event: RunEvent): string | undefined {
   const s = t.snapshot;
   if (event.type === "run.retry") return retry(t, event);
@@ -83,32 +119,12 @@ function apply(t: Transition, event: RunEvent): string | undefined {
       t.record("run.aborted", { reason: event.reason });
       endRun(t, "failed", event.reason, s.active?.node);
       return undefined;
-    case "devbox.ready": {
-      const held = t.heldDevBox(event.devboxId);
-      if (held !== undefined && !held.ready && event.harness !== undefined) {
-        held.harness = event.harness;
-      }
-      // Before any checkpoint, a DevBox starts from the base branch: its head is the base.
-      if (event.ok && event.sha !== undefined && !s.branchPushed && s.baseSha === undefined) {
-        if (held !== undefined && !held.ready) s.baseSha = event.sha;
-      }
-      if (held !== undefined && !held.ready && event.isolation !== undefined) {
-        held.isolation = event.isolation;
-      }
-      return onReady(t, event.devboxId, event.ok, event.error);
-    }
+    case "devbox.ready":
+      return devboxReady(t, event);
     case "devbox.lost":
       return onLost(t, event.devboxId, event.reason);
-    case "command.finished": {
-      const before = s.costUsd;
-      const kind = activeKind(t);
-      const ignored =
-        kind === undefined
-          ? "stale command result"
-          : kind.onCommandFinished(t, event.devboxId, event.result);
-      countProxied(s, event.result.proxiedCostUsd, s.costUsd > before);
-      return ignored;
-    }
+    case "command.finished":
+      return commandFinished(t, event);
     case "timer.fired":
       return onTimer(t, event.timerId);
     case "judge.verdict":

@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { resolve } from "node:path";
 import { ProbotOctokit, run } from "probot";
-import { clusterCodeApp } from "./app.js";
-import { AppHost } from "./app-host.js";
-import { InstallationPacing, pacedOctokit, type PaceOptions } from "./pacing.js";
-import { needsSetup, startSetupServer } from "./setup-mode.js";
-import { DEFAULT_MAX_WEBHOOK_BYTES } from "./webhook-guard.js";
+import { clusterCodeApp } from "./intake/app.js";
+import { AppHost } from "./setup/app-host.js";
+import { InstallationPacing, pacedOctokit, type PaceOptions } from "./client/pacing.js";
+import { needsSetup, startSetupServer } from "./setup/setup-mode.js";
+import { DEFAULT_MAX_WEBHOOK_BYTES } from "./intake/webhook-guard.js";
 
 /**
  * `npm start`: without APP_ID (in the environment or `.env`), the setup page registers the app

@@ -2,7 +2,7 @@ import type { Workflow } from "../workflow/workflow.schema.js";
 import { isFinal, type RunStatus } from "../engine/model.js";
 import type { RosterEntry, RunHead, Store, StoredRun } from "../store/store.js";
 import type { RunDriver } from "./ports.js";
-import { decodeRun } from "./run-repository.js";
+import { RunRepository } from "../store/run-repository.js";
 
 /** Where admission stands for one repository and workflow. */
 export interface AdmissionCounts {
@@ -107,13 +107,13 @@ export class Admission {
         let counts = await this.counts(repo, workflow);
         const next = counts.queued[0];
         if (next === undefined) break;
-        const stored = await store.getRun(next.runId);
-        if (stored?.status !== "queued") {
+        const run = await new RunRepository(store).get(next.runId);
+        if (run?.stored.status !== "queued") {
           // The roster lagged this run: put it right and look again.
-          await this.#correct(repo, workflow, next.runId, stored);
+          await this.#correct(repo, workflow, next.runId, run?.stored);
           continue;
         }
-        const pinned = decodeRun(stored).document.definition.workflow;
+        const pinned = run.document.definition.workflow;
         if (!(await this.admits(repo, pinned, counts))) {
           counts = await this.#recheck(repo, workflow, counts);
           if (!(await this.admits(repo, pinned, counts))) break;

@@ -1,6 +1,6 @@
 import type { Effect } from "../engine/model.js";
-import { isRetryable } from "../errors/app-error.js";
 import type { EvidenceRecord, Receipt, Store } from "../store/store.js";
+import { Batcher } from "./concurrency/batcher.js";
 
 type EvidenceEffect = Extract<Effect, { type: "evidence" }>;
 
@@ -9,15 +9,13 @@ const GROUP_RECORDS = 25;
 /** ...or this long after its first record: a run's transitions in a row share writes. */
 const GROUP_WINDOW_MS = 10;
 
-/** Records queued together, and who waits for them. */
+/** Records queued together. */
 interface Queued {
   runId: string;
   /** The run version whose outbox the receipts are for. */
   version: number;
   evidence: EvidenceRecord[];
   receipts: Receipt[];
-  resolve: () => void;
-  reject: (error: unknown) => void;
 }
 
 /**
@@ -31,10 +29,7 @@ interface Queued {
  * that moves on quickly, most are).
  */
 export class AfterEffects {
-  #queue: Queued[] = [];
-  #queuedRecords = 0;
-  #window: NodeJS.Timeout | undefined;
-  #flushing: Promise<void> | undefined;
+  readonly #batcher: Batcher<Queued, void>;
   /** Per run: its evidence not yet durable, by evidence seq, and its writes in flight. */
   readonly #runs = new Map<
     string,
@@ -47,7 +42,14 @@ export class AfterEffects {
     }
   >();
 
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: Store) {
+    this.#batcher = new Batcher({
+      full: GROUP_RECORDS,
+      windowMs: GROUP_WINDOW_MS,
+      weight: (queued) => queued.evidence.length + queued.receipts.length,
+      write: (group) => this.#write(group),
+    });
+  }
 
   /**
    * Queues the records of the effects of run `runId`'s outbox at `version`; resolves once they
@@ -75,11 +77,7 @@ export class AfterEffects {
       at: effect.entry.at,
       entry: effect.entry,
     }));
-    const written = new Promise<void>((resolve, reject) => {
-      this.#queue.push({ runId, version, evidence: records, receipts, resolve, reject });
-      this.#queuedRecords += records.length + receipts.length;
-      this.#schedule();
-    });
+    const written = this.#batcher.add({ runId, version, evidence: records, receipts });
     const settle = (ok: boolean) => {
       if (ok) for (const effect of evidence) run.evidence.delete(effect.evidenceSeq);
       if (--run.writes === 0 && run.evidence.size === 0) this.#runs.delete(runId);
@@ -109,56 +107,20 @@ export class AfterEffects {
 
   /** Are writes queued or in flight? */
   busy(): boolean {
-    return this.#flushing !== undefined || this.#queue.length > 0;
+    return this.#batcher.busy();
   }
 
   /** Writes what is queued now, and waits until everything queued so far is written (or refused). */
-  async idle(): Promise<void> {
-    while (this.busy()) {
-      if (this.#flushing === undefined) this.#start();
-      await this.#flushing;
-    }
+  idle(): Promise<void> {
+    return this.#batcher.idle();
   }
 
-  /** Starts a write when a group is full or its window has passed; one write at a time. */
-  #schedule(): void {
-    if (this.#flushing !== undefined) return;
-    if (this.#queuedRecords >= GROUP_RECORDS) this.#start();
-    else this.#window ??= setTimeout(() => this.#start(), GROUP_WINDOW_MS);
-  }
-
-  #start(): void {
-    clearTimeout(this.#window);
-    this.#window = undefined;
-    this.#flushing = this.#flush().finally(() => {
-      this.#flushing = undefined;
-      if (this.#queue.length > 0) this.#schedule();
-    });
-  }
-
-  /** Writes the queued group; what arrives meanwhile waits for the next group's window or size. */
-  async #flush(): Promise<void> {
-    const group = this.#queue;
-    this.#queue = [];
-    this.#queuedRecords = 0;
-    try {
-      await this.#write(group);
-      for (const queued of group) queued.resolve();
-    } catch (error) {
-      if (group.length === 1 || isRetryable(error)) {
-        for (const queued of group) queued.reject(error);
-        return;
-      }
-      // A refused record fails only its own transition's write, not the group's.
-      for (const queued of group) await this.#write([queued]).then(queued.resolve, queued.reject);
-    }
-  }
-
-  #write(group: Queued[]): Promise<void> {
+  async #write(group: Queued[]): Promise<void[]> {
     const owed = (queued: Queued) => (this.#runs.get(queued.runId)?.saved ?? 0) <= queued.version;
-    return this.store.writeAfterEffects(
+    await this.store.writeAfterEffects(
       group.flatMap((queued) => queued.evidence),
       group.flatMap((queued) => (owed(queued) ? queued.receipts : [])),
     );
+    return group.map(() => undefined);
   }
 }

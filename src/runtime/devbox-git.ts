@@ -1,7 +1,7 @@
 import type { GitPolicy } from "../devbox/hub/git/push-policy.js";
 import type { Store } from "../store/store.js";
 import { DevBoxError } from "../devbox/errors.js";
-import { RunRepository } from "./run-repository.js";
+import { RunRepository } from "../store/run-repository.js";
 
 /**
  * What a run's DevBoxes may push, from its pinned definition: its run branch (and variants)

@@ -10,10 +10,11 @@ import type { Judge } from "./judge.js";
 import type { DevBoxEventSink, HostLog, SurfacesPort } from "./ports.js";
 import { DevBoxLeases, type DevBoxOwnership } from "./devbox-leases.js";
 import { recoverRun, recoverRuns } from "./recover.js";
-import { RunRepository, type RunDocument } from "./run-repository.js";
+import { RunRepository, type RunDocument } from "../store/run-repository.js";
 import { Runtime, type RuntimeOptions } from "./runtime.js";
 import { NO_SURFACES, Settlement } from "./settlement.js";
 import { TimerPump } from "./timer-pump.js";
+import { idleAll } from "./concurrency/task-set.js";
 import { NO_TELEMETRY, type Telemetry } from "../telemetry/telemetry.js";
 
 /** The DevBox side a host runs on: started by its `devboxes` port. */
@@ -42,8 +43,10 @@ export interface HostPorts {
   holder: string;
   /** Starts the executor and the hub, both reporting to `events`; `surfaces` hears of notices. */
   devboxes(events: DevBoxEventSink, surfaces: SurfacesPort): Promise<DevBoxPorts>;
-  /** What shows runs to people, given admission for queue places; default none. */
-  surfaces?: (admission: Admission) => SurfacesPort;
+  /** What shows runs to people; default none. */
+  surfaces?: SurfacesPort;
+  /** Run admission, when the surfaces show queue places from it; default one of its own. */
+  admission?: Admission;
   /** Told after every applied transition, after the host's own follow-up. */
   onTransition?: (run: RunDocument, effects: Effect[], event: RunEvent) => void;
   /** Where spans and metrics of runs go; default nowhere. */
@@ -131,11 +134,8 @@ export class Host {
   }
 
   /** Waits until the events offered so far and the queue drains they started are done. */
-  async idle(): Promise<void> {
-    do {
-      await this.runtime.idle();
-      await this.settlement.idle();
-    } while (this.runtime.busy());
+  idle(): Promise<void> {
+    return idleAll([this.runtime, this.settlement]);
   }
 
   /** Stops the timer pump, waits for runs in flight, stops DevBoxes and the hub, flushes spans. */
@@ -152,8 +152,8 @@ export class Host {
 /** Builds a {@link Host} from its ports; the timer pump is not started yet. */
 export async function createHost(ports: HostPorts): Promise<Host> {
   const { store, clock: now, log, holder } = ports;
-  const admission = new Admission({ store, now, holder });
-  const surfaces = ports.surfaces?.(admission) ?? NO_SURFACES;
+  const admission = ports.admission ?? new Admission({ store, now, holder });
+  const surfaces = ports.surfaces ?? NO_SURFACES;
   const settlement = new Settlement({ store, admission, surfaces, log });
   const registry = new DevBoxRegistry(now);
   const devboxes = await ports.devboxes(registry, surfaces);

@@ -1,7 +1,4 @@
 import { GitDiffSource } from "../agents/diff-source.js";
-import { DevBoxHub } from "../devbox/hub/hub.js";
-import { providerRequestLimit, providerUpstreams } from "../devbox/hub/provider-proxy.js";
-import { gitPolicyOf } from "./devbox-git.js";
 import { LocalExecutor } from "../devbox/local/executor.js";
 import type { Effect, RunDefinition, RunEvent, RunSnapshot } from "../engine/model.js";
 import { openStore } from "../store/embedded.js";
@@ -9,11 +6,12 @@ import { StateDirHolder } from "../store/state-dir-holder.js";
 import type { Store } from "../store/store.js";
 import { faultInjection } from "./fault-injection.js";
 import { createHost, type DevBoxPorts, type Host } from "./host.js";
-import { openTelemetry } from "../telemetry/telemetry.js";
+import { openDevBoxSide } from "./devbox-side.js";
+import { openTelemetry } from "../telemetry/open-telemetry.js";
 import { judgeFromEnv } from "./judge.js";
 import { LocalDevBoxOwners } from "./local-devbox-owners.js";
 import type { DevBoxEventSink } from "./ports.js";
-import type { RunDocument } from "./run-repository.js";
+import type { RunDocument } from "../store/run-repository.js";
 import { isSettled, type Runtime } from "./runtime.js";
 
 /** How a local host is opened. */
@@ -195,28 +193,17 @@ async function localDevBoxes(
 ): Promise<DevBoxPorts> {
   const executor = new LocalExecutor({ stateDir: options.stateDir, env: options.env });
   await executor.reap(await owners.orphans(await executor.knownDevBoxIds()));
-  const lapse = Number(options.env.CLUSTERCODE_DEVBOX_LAPSE_MS ?? "") || undefined;
-  const hub = new DevBoxHub({
-    onEvent: (event) => events.onHubEvent(event),
-    onError: fail,
-    ...(lapse === undefined ? {} : { lapseMs: lapse }),
-    providers: providerUpstreams(options.env),
-    maxProviderRequests: providerRequestLimit(options.env),
-    // DevBoxes clone and push through the hub; accepted pushes land in the local repository.
-    git: {
-      stateDir: options.stateDir,
-      upstreamOf: async (runId) => ({ url: (await store.getRun(runId))?.repo ?? "", env: {} }),
-      policyOf: gitPolicyOf(store),
-    },
-  });
-  await hub.listen();
-  const source = {
+  const side = {
+    stateDir: options.stateDir,
     env: options.env,
-    repositoryOf: async (runId: string) => (await store.getRun(runId))?.repo ?? "",
+    store,
+    executor,
+    onError: fail,
+    // DevBoxes clone and push through the hub; accepted pushes land in the local repository.
+    upstreamOf: async (runId: string) => ({
+      url: (await store.getRun(runId))?.repo ?? "",
+      env: {},
+    }),
   };
-  const close = async () => {
-    await executor.stopAll();
-    await hub.close();
-  };
-  return { hub, executor, source, close };
+  return openDevBoxSide(side, events);
 }

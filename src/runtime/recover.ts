@@ -1,6 +1,6 @@
 import type { RunSnapshot } from "../engine/model.js";
 import type { DevBoxEffects } from "./effects.js";
-import type { RunRepository } from "./run-repository.js";
+import type { RunRepository } from "../store/run-repository.js";
 import type { Runtime } from "./runtime.js";
 import type { Settlement } from "./settlement.js";
 import type { SurfacesPort } from "./ports.js";

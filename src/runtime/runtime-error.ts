@@ -6,9 +6,7 @@ export type RuntimeErrorCode =
    * Every conditional write of the transition lost to another writer of the run. The event was
    * not applied; offering it again later may apply it (or see it refused on the newer state).
    */
-  | "write-conflict"
-  /** A stored record is not a run document the runtime wrote; nothing was applied to it. */
-  | "corrupt-run";
+  "write-conflict";
 
 /** The one error type the runtime throws; failures inside the engine are data, not errors. */
 export class RuntimeError extends AppError<RuntimeErrorCode> {

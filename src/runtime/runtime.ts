@@ -12,12 +12,14 @@ import {
   storedDocument,
   type LoadedRun,
   type RunDocument,
-} from "./run-repository.js";
+} from "../store/run-repository.js";
 import { createRun, noteRun } from "./admission.js";
+import { KeyedQueue } from "./concurrency/keyed-queue.js";
+import { idleAll, TaskSet } from "./concurrency/task-set.js";
 import { RuntimeError } from "./runtime-error.js";
 
 export type { Delivery, Refusal } from "./ports.js";
-export type { LoadedRun, RunDocument } from "./run-repository.js";
+export type { LoadedRun, RunDocument } from "../store/run-repository.js";
 
 /** Dependencies of the runtime, passed explicitly. */
 export interface RuntimeOptions {
@@ -60,9 +62,10 @@ const LATEST_RUNS = 1_000;
 export class Runtime implements EventSink, RunDriver {
   readonly #options: RuntimeOptions;
   readonly #runs: RunRepository;
-  readonly #queues = new Map<string, Promise<unknown>>();
+  /** Each run's events, applied one at a time. */
+  readonly #queues = new KeyedQueue();
   /** What follows a transition once its evidence is written: observers, a final outbox's clearing. */
-  readonly #following = new Set<Promise<void>>();
+  readonly #following = new TaskSet();
   /**
    * The run versions this process wrote and whose effects it performed to the end: the next
    * event starts from them without a read. A stale one loses its conditional write and is
@@ -119,33 +122,17 @@ export class Runtime implements EventSink, RunDriver {
 
   /** Offers an event to a run; events of one run are applied one at a time in this process. */
   deliver(runId: string, event: RunEvent): Promise<Delivery> {
-    return this.#serially(runId, () => this.#deliverNow(runId, event));
-  }
-
-  /** Runs `work` after everything queued for the run in this process. */
-  #serially<T>(runId: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.#queues.get(runId) ?? Promise.resolve();
-    const next = previous.then(work, work);
-    this.#queues.set(runId, next);
-    const forget = () => {
-      if (this.#queues.get(runId) === next) this.#queues.delete(runId);
-    };
-    next.then(forget, forget);
-    return next;
+    return this.#queues.run(runId, () => this.#deliverNow(runId, event));
   }
 
   /** Is an event still being applied, or its evidence and receipts still being written? */
   busy(): boolean {
-    return this.#queues.size > 0 || this.#following.size > 0 || this.#after.busy();
+    return this.#queues.busy() || this.#following.busy() || this.#after.busy();
   }
 
   /** Waits until every event offered so far has been applied and its records written. */
-  async idle(): Promise<void> {
-    while (this.busy()) {
-      await Promise.allSettled([...this.#queues.values()]);
-      await this.#after.idle();
-      await Promise.allSettled([...this.#following]);
-    }
+  idle(): Promise<void> {
+    return idleAll([this.#queues, this.#after, this.#following]);
   }
 
   /**
@@ -266,9 +253,7 @@ export class Runtime implements EventSink, RunDriver {
       this.#options.onTransition?.(next, result.effects, event, this, stored.repo);
       if (written && isFinal(result.snapshot.status)) await this.#clearOutbox(saved);
     });
-    this.#following.add(following);
-    const forget = () => this.#following.delete(following);
-    following.then(forget, forget);
+    void this.#following.add(following);
     return { applied: true, state: result.snapshot };
   }
 
@@ -295,11 +280,13 @@ export class Runtime implements EventSink, RunDriver {
   #completeLater(runId: string, attempt: number): void {
     const timer = setTimeout(
       () => {
-        this.#serially(runId, () => this.reconcile(runId)).catch((error: unknown) => {
-          if (isRetryable(error) && attempt + 1 < OUTBOX_RETRIES) {
-            this.#completeLater(runId, attempt + 1);
-          } else this.#options.onError?.(error, runId);
-        });
+        this.#queues
+          .run(runId, () => this.reconcile(runId))
+          .catch((error: unknown) => {
+            if (isRetryable(error) && attempt + 1 < OUTBOX_RETRIES) {
+              this.#completeLater(runId, attempt + 1);
+            } else this.#options.onError?.(error, runId);
+          });
       },
       500 * 2 ** attempt,
     );

@@ -1,8 +1,9 @@
-import type { RunDocument } from "./run-repository.js";
+import type { RunDocument } from "../store/run-repository.js";
 import type { Admission } from "./admission.js";
 import type { HostLog, RunDriver, SurfacesPort } from "./ports.js";
-import { RunRepository } from "./run-repository.js";
+import { RunRepository } from "../store/run-repository.js";
 import type { Store } from "../store/store.js";
+import { TaskSet } from "./concurrency/task-set.js";
 
 /**
  * What follows a run's transitions beyond the run itself: its surfaces are brought up to
@@ -12,7 +13,7 @@ import type { Store } from "../store/store.js";
 export class Settlement {
   readonly #runs: RunRepository;
   /** Queue drains started after transitions and not yet done. */
-  readonly #pending = new Set<Promise<void>>();
+  readonly #pending = new TaskSet();
 
   constructor(
     private readonly deps: {
@@ -30,18 +31,23 @@ export class Settlement {
     const { state } = run;
     this.deps.surfaces.request(state.runId);
     if (state.status === "running" || state.status === "queued") return;
-    const pending: Promise<void> = (async () => {
+    const pending = (async () => {
       const loaded = await this.#runs.get(state.runId);
       if (loaded !== undefined) await this.drain(loaded.stored.repo, loaded.stored.workflow, runs);
-    })()
-      .catch((error: unknown) => this.deps.log.error(`admission after run ${state.runId}`, error))
-      .finally(() => this.#pending.delete(pending));
-    this.#pending.add(pending);
+    })().catch((error: unknown) =>
+      this.deps.log.error(`admission after run ${state.runId}`, error),
+    );
+    void this.#pending.add(pending);
   }
 
   /** Waits until the queue drains started after transitions are done. */
-  async idle(): Promise<void> {
-    while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
+  idle(): Promise<void> {
+    return this.#pending.idle();
+  }
+
+  /** Are queue drains under way? */
+  busy(): boolean {
+    return this.#pending.busy();
   }
 
   /** Starts what a queue admits, and requests the surfaces of what started and what waits. */

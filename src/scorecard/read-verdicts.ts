@@ -1,6 +1,4 @@
-import type { EvidenceEntry } from "../engine/model.js";
-import { decodeRun } from "../runtime/run-repository.js";
-import type { Store, StoredRun } from "../store/store.js";
+import type { LoadedRun, RunRepository } from "../store/run-repository.js";
 import { verdictsOf, type Verdict } from "./scorecard.js";
 
 /**
@@ -8,18 +6,18 @@ import { verdictsOf, type Verdict } from "./scorecard.js";
  * workflow has a judge (an agent decision or a judged prototype) are read.
  */
 export async function readVerdicts(
-  runs: readonly StoredRun[],
-  store: Pick<Store, "listEvidence">,
+  runs: readonly LoadedRun[],
+  repository: Pick<RunRepository, "evidence">,
 ): Promise<Verdict[]> {
   const verdicts: Verdict[] = [];
   for (const run of runs) {
-    const { definition } = decodeRun(run).document;
+    const { definition } = run.document;
     if (!Object.values(definition.workflow.nodes).some((node) => "judge" in node)) continue;
-    const evidence = await store.listEvidence(run.runId);
+    const evidence = await repository.evidence(run.stored.runId);
     verdicts.push(
       ...verdictsOf(
         definition,
-        evidence.map((e) => e.entry as EvidenceEntry),
+        evidence.map((e) => e.entry),
       ),
     );
   }

@@ -1,3 +1,4 @@
+import { FINAL_STATUSES } from "../engine/model.js";
 import { deflateRawSync, inflateRawSync } from "node:zlib";
 import { marshall } from "@aws-sdk/util-dynamodb";
 import type {
@@ -16,13 +17,8 @@ import { StoreError } from "./store-error.js";
 // The attribute helpers the store and its requests use along with the item layouts.
 export { num, readS, type Item } from "./dynamo-attributes.js";
 
-/** Run statuses after which a run leaves the active-runs index. */
-export const FINAL_RUN_STATUSES: ReadonlySet<string> = new Set([
-  "succeeded",
-  "failed",
-  "cancelled",
-  "escalated",
-]);
+/** Run statuses after which a run leaves the active-runs index: the engine's final ones. */
+export const FINAL_RUN_STATUSES: ReadonlySet<string> = new Set(FINAL_STATUSES);
 
 /** Partition keys of the two overloaded global secondary indexes. */
 export const INDEX_PARTITIONS = {

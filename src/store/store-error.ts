@@ -23,6 +23,8 @@ export type StoreErrorCode =
   | "invalid_argument"
   /** Credentials are missing or not allowed to do this. */
   | "access_denied"
+  /** A stored record is not what this app wrote (a hand-edited or foreign table); nothing was applied. */
+  | "corrupt_record"
   /** Anything not classified above. */
   | "unknown";
 

@@ -13,9 +13,9 @@ import {
 } from "@opentelemetry/api";
 import { readFileSync } from "node:fs";
 import { NodeSDK, resources } from "@opentelemetry/sdk-node";
-import type { Effect } from "../engine/model.js";
+import type { Effect, RunDocument } from "../engine/model.js";
 import { spansOf, type RunSpan, type SeenBefore } from "./run-spans.js";
-import type { Gauges, RunDocument, Telemetry } from "./telemetry.js";
+import type { Gauges, Telemetry } from "./telemetry.js";
 
 const NAME = "clustercode";
 

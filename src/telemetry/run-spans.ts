@@ -1,6 +1,5 @@
-import type { EvidenceEntry, Visit } from "../engine/model.js";
+import type { EvidenceEntry, RunDocument, Visit } from "../engine/model.js";
 import type { WorkflowNode } from "../workflow/workflow.schema.js";
-import type { RunDocument } from "./telemetry.js";
 
 /** Attribute values as OpenTelemetry takes them. */
 export type Attributes = Record<string, string | number | boolean | string[]>;

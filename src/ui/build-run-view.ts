@@ -1,6 +1,6 @@
 import { isFinal, type RunSnapshot } from "../engine/model.js";
-import { decodeRun } from "../runtime/run-repository.js";
-import type { EvidenceRecord, StoredRun } from "../store/store.js";
+import type { LoadedRun } from "../store/run-repository.js";
+import type { EvidenceRecord } from "../store/store.js";
 import { DEFAULT_MAX_TRAVERSALS, isTerminal } from "../workflow/graph.js";
 import type { Workflow } from "../workflow/workflow.schema.js";
 import { entryOf, evidenceLine, numberOf, textOf } from "./evidence-lines.js";
@@ -29,11 +29,12 @@ export interface RunLinks {
  * function: it shows what the store records and nothing it does not.
  */
 export function buildRunView(
-  stored: StoredRun,
+  run: LoadedRun,
   records: readonly EvidenceRecord[],
   links: RunLinks = {},
 ): RunView {
-  const { definition, state } = decodeRun(stored).document;
+  const { stored, document } = run;
+  const { definition, state } = document;
   const { workflow } = definition;
   const ordered = [...records].sort((a, b) => a.seq - b.seq);
   const segments = splitByVisit(ordered);
@@ -133,8 +134,9 @@ function visitOf(
 }
 
 /** A stored run as a line of an index; `page` is the run page's path. */
-export function summarizeRun(stored: StoredRun, page: string): RunSummaryView {
-  const { state } = decodeRun(stored).document;
+export function summarizeRun(run: LoadedRun, page: string): RunSummaryView {
+  const { stored, document } = run;
+  const { state } = document;
   return {
     runId: stored.runId,
     repo: stored.repo,

@@ -1,16 +1,15 @@
 import { createHmac, randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { RunEvent, RunSnapshot } from "../engine/model.js";
-import { decodeRun } from "../runtime/run-repository.js";
 import type { Delivery } from "../runtime/runtime.js";
-import type { Store, StoredRun } from "../store/store.js";
+import type { LoadedRun, RunRepository } from "../store/run-repository.js";
 import type { Access, AnswerResult, PageAnswer, RunPagesHost } from "./run-pages-host.js";
 
 /** How `clustercode ui` serves local runs. */
 export interface LocalRunPagesOptions {
   /** The state directory's runs, as `clustercode ui`'s LocalHost holds them. */
   host: {
-    store: Pick<Store, "listActiveRuns" | "listRuns">;
+    runs: Pick<RunRepository, "list" | "listActive">;
     /** Picks a run up in this process (LocalHost.resume). */
     resume(runId: string): Promise<RunSnapshot | undefined>;
     /** Offers the run an event (the host's runtime). */
@@ -50,15 +49,13 @@ export class LocalRunPages implements RunPagesHost {
     return Promise.resolve({ ok: true, viewer: { login: this.options.actor, csrf: this.#csrf } });
   }
 
-  async listRuns(): Promise<StoredRun[]> {
-    const { store } = this.options.host;
-    const active = await store.listActiveRuns();
+  async listRuns(): Promise<LoadedRun[]> {
+    const { runs } = this.options.host;
+    const active = await runs.listActive();
     const ofRepo =
-      this.options.repo === undefined
-        ? []
-        : await store.listRuns(this.options.repo, { limit: 100 });
-    const byId = new Map([...ofRepo, ...active].map((run) => [run.runId, run]));
-    return [...byId.values()].sort((a, b) => b.createdAt - a.createdAt);
+      this.options.repo === undefined ? [] : await runs.list(this.options.repo, { limit: 100 });
+    const byId = new Map([...ofRepo, ...active].map((run) => [run.stored.runId, run]));
+    return [...byId.values()].sort((a, b) => b.stored.createdAt - a.stored.createdAt);
   }
 
   links(): Record<string, never> {
@@ -67,8 +64,8 @@ export class LocalRunPages implements RunPagesHost {
 
   async answer(request: PageAnswer): Promise<AnswerResult> {
     const { host } = this.options;
-    const runId = request.run.runId;
-    const { state } = decodeRun(request.run).document;
+    const runId = request.run.stored.runId;
+    const { state } = request.run.document;
     if (state.awaiting?.kind !== "approval") {
       return {
         ok: false,

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { StoredRun } from "../store/store.js";
+import type { LoadedRun } from "../store/run-repository.js";
 import type { RunLinks } from "./build-run-view.js";
 
 /** Someone allowed to see a page, and the token their state-changing requests must carry. */
@@ -16,7 +16,7 @@ export type Access =
 /** An Approve or Reject from a run page. */
 export interface PageAnswer {
   viewer: Viewer;
-  run: StoredRun;
+  run: LoadedRun;
   decision: "approved" | "rejected";
   note?: string;
   /** The approval visit the page showed: an answer to an earlier approval answers nothing. */
@@ -43,9 +43,9 @@ export interface RunPagesHost {
   /** Who is asking, and whether they may see the runs of `repo` (undefined locally). */
   access(req: IncomingMessage, repo: string | undefined, returnTo: string): Promise<Access>;
   /** The runs an index lists, newest first. */
-  listRuns(repo: string | undefined): Promise<StoredRun[]>;
+  listRuns(repo: string | undefined): Promise<LoadedRun[]>;
   /** Where the run's branch, pull request and last commit are, when the host knows. */
-  links(run: StoredRun): RunLinks;
+  links(run: LoadedRun): RunLinks;
   /** Applies an answer with the same rules and evidence as the host's other ways of answering. */
   answer(request: PageAnswer): Promise<AnswerResult>;
   /** Where the pages' sign-out form posts, when the host has sessions. */

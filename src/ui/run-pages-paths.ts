@@ -28,7 +28,8 @@ export function parseTarget(rest: string, repoSegments: 0 | 2): Target | undefin
   return undefined;
 }
 
-function decodeSegment(segment: string): string | undefined {
+/** A path segment decoded, when it is a plain name (never `.` or `..`). */
+export function decodeSegment(segment: string): string | undefined {
   try {
     const decoded = decodeURIComponent(segment);
     return /^[A-Za-z0-9._-]{1,200}$/.test(decoded) && decoded !== "." && decoded !== ".."

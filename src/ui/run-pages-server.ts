@@ -2,7 +2,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { readVerdicts } from "../scorecard/read-verdicts.js";
 import { scorecard } from "../scorecard/scorecard.js";
-import type { Store, StoredRun } from "../store/store.js";
+import { RunRepository, type LoadedRun, type RunReads } from "../store/run-repository.js";
 import { defaultAssetDir, serveAsset } from "./assets.js";
 import { buildRunView, summarizeRun } from "./build-run-view.js";
 import { PAGE_HEADERS, renderMessagePage, renderShell } from "./page-shell.js";
@@ -26,9 +26,10 @@ const MAX_BODY = 4096;
  */
 export function createRunPagesHandler(
   host: RunPagesHost,
-  store: Pick<Store, "getRun" | "listEvidence">,
+  store: RunReads,
   options: { assetDir?: string } = {},
 ): RunPagesHandler {
+  const runs = new RunRepository(store);
   const assetDir = options.assetDir ?? defaultAssetDir();
   return async (req, res) => {
     const url = new URL(req.url ?? "/", "http://run-pages.invalid");
@@ -56,8 +57,8 @@ export function createRunPagesHandler(
       refuse(res, api, access);
       return true;
     }
-    if (target.kind === "index") await serveIndex(res, api, { host, store, target }, access.viewer);
-    else await serveRun(req, res, api, { host, store, target, viewer: access.viewer });
+    if (target.kind === "index") await serveIndex(res, api, { host, runs, target }, access.viewer);
+    else await serveRun(req, res, api, { host, runs, target, viewer: access.viewer });
     return true;
   };
 }
@@ -66,16 +67,18 @@ export function createRunPagesHandler(
 async function serveIndex(
   res: ServerResponse,
   api: boolean,
-  context: { host: RunPagesHost; store: Pick<Store, "listEvidence">; target: Target },
+  context: { host: RunPagesHost; runs: RunRepository; target: Target },
   viewer: Viewer,
 ): Promise<void> {
-  const { host, store, target } = context;
+  const { host, target } = context;
   const paths = pathsOf(target);
   const runs = await host.listRuns(target.repo);
   const list: RunListView = {
     title: target.repo === undefined ? "ClusterCode runs" : `ClusterCode runs of ${target.repo}`,
-    runs: runs.map((run) => summarizeRun(run, `${paths.index}/${encodeURIComponent(run.runId)}`)),
-    judges: scorecard(await readVerdicts(runs, store)),
+    runs: runs.map((run) =>
+      summarizeRun(run, `${paths.index}/${encodeURIComponent(run.stored.runId)}`),
+    ),
+    judges: scorecard(await readVerdicts(runs, context.runs)),
   };
   if (api) sendJson(res, 200, list);
   else
@@ -96,23 +99,23 @@ async function serveRun(
   api: boolean,
   context: {
     host: RunPagesHost;
-    store: Pick<Store, "getRun" | "listEvidence">;
+    runs: RunRepository;
     target: Exclude<Target, { kind: "index" }>;
     viewer: Viewer;
   },
 ): Promise<void> {
-  const { host, store, target, viewer } = context;
+  const { host, runs, target, viewer } = context;
   const paths = pathsOf(target);
-  const stored = await store.getRun(target.runId);
-  if (stored === undefined || (target.repo !== undefined && stored.repo !== target.repo)) {
+  const run = await runs.get(target.runId);
+  if (run === undefined || (target.repo !== undefined && run.stored.repo !== target.repo)) {
     sendError(res, api, 404, "No such run", `There is no run ${target.runId} here.`);
     return;
   }
   if (target.kind === "answer") {
-    await answer(req, res, host, stored, viewer, paths.run);
+    await answer(req, res, host, run, viewer, paths.run);
     return;
   }
-  const view = buildRunView(stored, await store.listEvidence(stored.runId), host.links(stored));
+  const view = buildRunView(run, await runs.evidence(run.stored.runId), host.links(run));
   if (api) {
     sendJson(res, 200, view);
     return;
@@ -132,21 +135,11 @@ async function answer(
   req: IncomingMessage,
   res: ServerResponse,
   host: RunPagesHost,
-  run: StoredRun,
+  run: LoadedRun,
   viewer: Viewer,
   pagePath: string,
 ): Promise<void> {
-  // A cross-site request can neither read the token nor send this header and JSON without a
-  // preflight the server never grants.
-  const token = req.headers["x-clustercode-csrf"];
-  const site = req.headers["sec-fetch-site"];
-  const json = (req.headers["content-type"] ?? "").startsWith("application/json");
-  if (
-    typeof token !== "string" ||
-    !sameText(token, viewer.csrf) ||
-    !json ||
-    (site !== undefined && site !== "same-origin")
-  ) {
+  if (!fromThePage(req, viewer)) {
     sendJson(res, 403, {
       message: "This request did not come from the run page (missing or wrong CSRF token).",
     });
@@ -222,7 +215,12 @@ function titleOf(view: RunView): string {
   return `${view.workflow} ${view.runId}: ${view.status}${view.activeNode === undefined ? "" : ` at ${view.activeNode}`}`;
 }
 
-function refuse(res: ServerResponse, api: boolean, access: Extract<Access, { ok: false }>): void {
+/** Answers a request the host refused: JSON for the API, sign-in or a message for pages. */
+export function refuse(
+  res: ServerResponse,
+  api: boolean,
+  access: Extract<Access, { ok: false }>,
+): void {
   if (api) {
     sendJson(res, access.status, {
       message: access.message,
@@ -258,13 +256,31 @@ function send(res: ServerResponse, status: number, html: string): void {
   res.end(html);
 }
 
-function sendJson(res: ServerResponse, status: number, value: unknown): void {
+/** Sends `value` as an uncached JSON answer. */
+export function sendJson(res: ServerResponse, status: number, value: unknown): void {
   res.writeHead(status, {
     "content-type": "application/json; charset=utf-8",
     "cache-control": "no-store",
     "x-content-type-options": "nosniff",
   });
   res.end(JSON.stringify(value));
+}
+
+/**
+ * Whether a state-changing request came from a page of this server: a cross-site request can
+ * neither read the CSRF token nor send this header and JSON without a preflight the server never
+ * grants.
+ */
+export function fromThePage(req: IncomingMessage, viewer: Viewer): boolean {
+  const token = req.headers["x-clustercode-csrf"];
+  const site = req.headers["sec-fetch-site"];
+  const json = (req.headers["content-type"] ?? "").startsWith("application/json");
+  return (
+    typeof token === "string" &&
+    sameText(token, viewer.csrf) &&
+    json &&
+    (site === undefined || site === "same-origin")
+  );
 }
 
 function sameText(a: string, b: string): boolean {

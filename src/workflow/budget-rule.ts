@@ -1,4 +1,5 @@
-import { BUILT_IN_ENGINE_COMMANDS, isPricedModel, type EngineSpend } from "../agents/engines.js";
+import { builtInEngineFacts, type EngineSpend } from "./built-in-engines.js";
+import { isPricedModel } from "./model-prices.js";
 import type { Finding } from "./finding.js";
 import type { RuleContext } from "./rule-context.js";
 
@@ -25,10 +26,7 @@ export function budgetWithoutCost({ graph, source, data }: RuleContext): Finding
       if (record(fields?.cost) !== undefined) return "reported";
       return record(fields?.usage) === undefined ? "none" : "priced";
     }
-    const builtIn = BUILT_IN_ENGINE_COMMANDS[engine];
-    if (builtIn === undefined) return undefined;
-    if (builtIn.costJsonPath !== undefined) return "reported";
-    return builtIn.priceFromUsage === true ? "priced" : "none";
+    return builtInEngineFacts(engine)?.spend;
   };
   /** Why `engine` on `model` cannot be costed, or undefined when it can. */
   const blind = (engine: string, model: unknown): string | undefined => {

@@ -1,4 +1,4 @@
-import { BUILT_IN_ENGINE_COMMANDS } from "../agents/engines.js";
+import { builtInEngineFacts } from "./built-in-engines.js";
 import type { Finding } from "./finding.js";
 import type { RuleContext } from "./rule-context.js";
 
@@ -23,7 +23,7 @@ export function engineWithoutKey({ graph, source, data }: RuleContext): Finding[
   const check = (engine: unknown, path: (string | number)[]) => {
     if (typeof engine !== "string" || reported.has(engine) || Object.hasOwn(declared, engine))
       return;
-    const names = BUILT_IN_ENGINE_COMMANDS[engine]?.credentials?.env ?? [];
+    const names = builtInEngineFacts(engine)?.credentialEnv ?? [];
     if (names.length === 0 || names.some((name) => listed.has(name))) return;
     reported.add(engine);
     const [key = "", ...others] = names;

@@ -1,4 +1,4 @@
-import { BUILT_IN_ENGINES } from "../agents/built-in-engines.js";
+import { BUILT_IN_ENGINES } from "./built-in-engines.js";
 import { budgetWithoutCost } from "./budget-rule.js";
 import type { Rule } from "./rule-context.js";
 import { engineWithoutKey } from "./engine-key-rule.js";

@@ -22,7 +22,8 @@ export type ParseResult =
 
 /** Parses and validates workflow YAML, reporting every finding at once with its position. */
 export function parseWorkflow(text: string): ParseResult {
-  const bytes = Buffer.byteLength(text, "utf8");
+  // TextEncoder rather than Buffer: the editor runs this validator in the browser too.
+  const bytes = new TextEncoder().encode(text).byteLength;
   if (bytes > MAX_FILE_BYTES) {
     return failed([
       {

@@ -1,6 +1,6 @@
 import { Cron } from "croner";
 import { z } from "zod";
-import { BUILT_IN_ENGINES } from "../agents/built-in-engines.js";
+import { BUILT_IN_ENGINES } from "./built-in-engines.js";
 import { DURATION_PATTERN } from "./duration.js";
 import { allowEntryProblem, NETWORK_SHORTCUTS } from "./network-allow.js";
 

@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BUILT_IN_ENGINE_COMMANDS, resolveEngines } from "../../src/agents/engines.js";
 import { agentCommand } from "../../src/engine/prompts.js";
+import { BUILT_IN_ENGINE_FACTS, BUILT_IN_ENGINES } from "../../src/workflow/built-in-engines.js";
 import { executeCommand } from "../../src/devbox/agent/run-command.js";
 import { definitionOf, workflowOf } from "../engine/harness.js";
 
@@ -153,5 +154,25 @@ nodes:
     expect(result.usage).toEqual({ inputTokens: 3000, outputTokens: 100, cachedInputTokens: 1000 });
     // 2,000 fresh × $2 + 1,000 cached × $0.5 + 100 out × $8, per million tokens.
     expect(result.costUsd).toBe(0.0053);
+  });
+});
+
+describe("the built-in engines as the validator knows them", () => {
+  it("say what the built-in commands do: how their turns get a cost and which keys they read", () => {
+    for (const name of BUILT_IN_ENGINES) {
+      const command = BUILT_IN_ENGINE_COMMANDS[name];
+      const spend =
+        command?.costJsonPath !== undefined
+          ? "reported"
+          : command?.priceFromUsage === true
+            ? "priced"
+            : "none";
+      expect({ name, spend, keys: command?.credentials?.env }).toEqual({
+        name,
+        spend: BUILT_IN_ENGINE_FACTS[name].spend,
+        keys: BUILT_IN_ENGINE_FACTS[name].credentialEnv,
+      });
+    }
+    expect(Object.keys(BUILT_IN_ENGINE_COMMANDS).sort()).toEqual([...BUILT_IN_ENGINES].sort());
   });
 });

@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { estimateCostUsd } from "../../src/agents/prices.js";
+import { estimateCostUsd } from "../../src/workflow/model-prices.js";
 import { FAKE_USAGE, FakeProviders } from "./fake-providers.js";
 import { cliEnv, makeRepo, runCli, summaryOf } from "./local-cli.js";
 

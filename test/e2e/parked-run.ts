@@ -43,9 +43,9 @@ export interface ParkedRun {
 /**
  * Runs the lifecycle example with command engines to its approval (exit 3): a run node, a
  * judged prototype of two variants, a loop whose first iteration fails its tests gate, then
- * decisions, and the approval.
+ * decisions, and the approval. `workflow`: the lifecycle's text (default: the example's).
  */
-export async function parkRunAtApproval(): Promise<ParkedRun> {
+export async function parkRunAtApproval(workflow = lifecycle): Promise<ParkedRun> {
   const { repo, state, root } = makeRepo({
     "package.json": JSON.stringify({
       name: "demo",
@@ -79,7 +79,7 @@ export async function parkRunAtApproval(): Promise<ParkedRun> {
   const engine = `[node, fake-agent.mjs, "{prompt_file}"]`;
   writeFileSync(
     join(root, "lifecycle.yml"),
-    `${lifecycle}engines:\n  claude: { command: ${engine}, cost: { json_path: cost_usd } }\n  codex: { command: ${engine}, cost: { json_path: cost_usd } }\n`,
+    `${workflow}engines:\n  claude: { command: ${engine}, cost: { json_path: cost_usd } }\n  codex: { command: ${engine}, cost: { json_path: cost_usd } }\n`,
   );
   const env = cliEnv({
     CLUSTERCODE_JUDGE_COMMAND: JSON.stringify(["node", join(root, "judge.mjs")]),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { CommandRequest } from "../../src/engine/commands.js";
 import type { Effect, EvidenceEntry } from "../../src/engine/model.js";
-import { renderStatusComment } from "../../src/github/render-status.js";
+import { renderStatusComment } from "../../src/github/surfaces/render-status.js";
 import { SimulatedRun, definitionOf, workflowOf } from "./harness.js";
 
 const dispatches = (effects: Effect[]): CommandRequest[] =>

@@ -16,7 +16,7 @@ import { DevBoxError } from "../../src/devbox/errors.js";
 import { GitStepError } from "../../src/devbox/agent/git.js";
 import { RepoTokenError } from "../../src/devbox/hub/repo-token.js";
 import { AppError, isRetryable } from "../../src/errors/app-error.js";
-import { GitHubAppError, toGitHubError } from "../../src/github/errors.js";
+import { GitHubAppError, toGitHubError } from "../../src/github/client/errors.js";
 import { RuntimeError } from "../../src/runtime/runtime-error.js";
 import { toStoreError } from "../../src/store/dynamo-error.js";
 import { StoreError } from "../../src/store/store-error.js";

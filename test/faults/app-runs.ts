@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { DeliveryIntake } from "../../src/github/intake.js";
+import { DeliveryIntake } from "../../src/github/intake/intake.js";
 import { runs } from "../fuzz/fuzz-size.js";
 import { seeded } from "./store-faults.js";
 import type { StoredRun } from "../../src/store/store.js";

@@ -1,6 +1,6 @@
 import { utcDay } from "../../src/engine/utc-day.js";
 import type { RunDocument } from "../../src/runtime/runtime.js";
-import { decodeRun } from "../../src/runtime/run-repository.js";
+import { RunRepository } from "../../src/store/run-repository.js";
 import type { Store } from "../../src/store/store.js";
 import { DEFAULT_MAX_TRAVERSALS } from "../../src/workflow/graph.js";
 import type { FakeGitHub, RecordedRequest } from "../github/helpers/fake-github.js";
@@ -47,12 +47,12 @@ export async function checkInvariants(input: InvariantInput): Promise<string[]> 
   const problems: string[] = [];
   const documents: RunDocument[] = [];
   for (const runId of input.runIds) {
-    const stored = await input.store.getRun(runId);
-    if (stored === undefined) {
+    const run = await new RunRepository(input.store).get(runId);
+    if (run === undefined) {
       problems.push(`run ${runId} is not in the store`);
       continue;
     }
-    const { document } = decodeRun(stored);
+    const { document } = run;
     documents.push(document);
     problems.push(...runProblems(document, input.allowUnsettled === true));
     if (input.pushes !== undefined) problems.push(...pushProblems(document, input.pushes));

@@ -52,7 +52,8 @@ export class LoopbackApp {
     readonly remote: string,
     readonly github: FakeGitHub,
     private readonly git: GitHttpServer,
-    private readonly env: Record<string, string | undefined>,
+    /** The app's environment (its state directory, port, loopback GitHub). */
+    readonly env: Record<string, string | undefined>,
   ) {}
 
   /** A repository with `workflow` on its default branch, served by a fresh loopback GitHub. */
@@ -108,21 +109,8 @@ export class LoopbackApp {
    * Sends a delivery as GitHub does, signed, once; true when the app acknowledged it (2xx). A
    * delivery the app did not acknowledge is for GitHub to send again.
    */
-  async send({ id, event, payload }: Delivery): Promise<boolean> {
-    const body = JSON.stringify(payload);
-    const signature = createHmac("sha256", WEBHOOK_SECRET).update(body).digest("hex");
-    const response = await fetch(`http://127.0.0.1:${this.env.PORT}/api/github/webhooks`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        "x-github-event": event,
-        "x-github-delivery": id,
-        "x-hub-signature-256": `sha256=${signature}`,
-      },
-      body,
-      signal: AbortSignal.timeout(10_000),
-    }).catch(() => undefined);
-    return response?.ok === true;
+  send(delivery: Delivery): Promise<boolean> {
+    return sendSigned(Number(this.env.PORT), delivery);
   }
 
   /**
@@ -148,4 +136,25 @@ export class LoopbackApp {
     await this.git.close();
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Sends a delivery to the app on `port` as GitHub does, signed, once; true when the app
+ * acknowledged it (2xx).
+ */
+export async function sendSigned(port: number, { id, event, payload }: Delivery): Promise<boolean> {
+  const body = JSON.stringify(payload);
+  const signature = createHmac("sha256", WEBHOOK_SECRET).update(body).digest("hex");
+  const response = await fetch(`http://127.0.0.1:${port}/api/github/webhooks`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "x-github-event": event,
+      "x-github-delivery": id,
+      "x-hub-signature-256": `sha256=${signature}`,
+    },
+    body,
+    signal: AbortSignal.timeout(10_000),
+  }).catch(() => undefined);
+  return response?.ok === true;
 }

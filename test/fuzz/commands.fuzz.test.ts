@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseCommand } from "../../src/github/commands.js";
+import { parseCommand } from "../../src/github/handlers/commands.js";
 import { parseDuration, DURATION_PATTERN } from "../../src/workflow/duration.js";
 import { parseWorkflow } from "../../src/workflow/parse.js";
 import { runs, SOAK_TIMEOUT } from "./fuzz-size.js";

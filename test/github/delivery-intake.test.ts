@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { DeliveryIntake, livenessLease } from "../../src/github/intake.js";
+import { DeliveryIntake, livenessLease } from "../../src/github/intake/intake.js";
 import { RuntimeError } from "../../src/runtime/runtime-error.js";
 import { Runtime } from "../../src/runtime/runtime.js";
 import { StoreError } from "../../src/store/store-error.js";
@@ -228,7 +228,7 @@ describe("delivery intake", () => {
     try {
       await a.record("d1", "issues", {});
       clock += 61_000;
-      // Stale, but a is alive (its liveness lease runs three periods, 3 minutes, from its start).
+      // Stale, but a is alive (its liveness lease runs five periods, 5 minutes, from its start).
       expect(await b.sweep()).toBe(0);
       clock += 10 * 60_000;
       // a's lease lapsed: it is gone, and b takes its delivery over.
@@ -239,6 +239,43 @@ describe("delivery intake", () => {
     } finally {
       a.stop();
     }
+  });
+
+  it("takes a dead replica's deliveries over within seconds, never a live one's, on the defaults", async () => {
+    const store = await dynamo.newStore();
+    let clock = 1_000_000;
+    const handled: string[] = [];
+    const intake = (holder: string, handle: () => Promise<void>) =>
+      new DeliveryIntake({
+        store,
+        holder,
+        now: () => clock,
+        handle: async (delivery) => {
+          handled.push(`${holder}:${delivery.deliveryId}`);
+          await handle();
+        },
+        onError: (error) => {
+          throw error;
+        },
+      });
+    // a acknowledges two deliveries and is busy with both (a slow GitHub, a long lock wait).
+    const a = intake("a", () => new Promise<void>(() => {}));
+    const b = intake("b", () => Promise.resolve());
+    await a.heartbeat();
+    await a.record("busy", "issues", {});
+    await a.record("left", "issues", {});
+    // A minute of work while its heartbeats go on, one a second: b's sweeps leave both alone.
+    for (let second = 0; second < 60; second++) {
+      clock += 1_000;
+      await a.heartbeat();
+      expect(await b.sweep()).toBe(0);
+    }
+    // a dies just after its last heartbeat: its deliveries are b's within six seconds.
+    clock += 6_000;
+    expect(await b.sweep()).toBe(2);
+    await b.idle();
+    expect(handled.filter((h) => h.startsWith("b:")).sort()).toEqual(["b:busy", "b:left"]);
+    expect(await store.unprocessedDeliveries()).toEqual([]);
   });
 
   it("takes over a delivery left for longer than abandonMs, even from a live process", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { describeEcsStatus } from "../../src/github/executor-choice.js";
-import { renderStatusComment } from "../../src/github/render-status.js";
+import { describeEcsStatus } from "../../src/github/setup/executor-choice.js";
+import { renderStatusComment } from "../../src/github/surfaces/render-status.js";
 import { SimulatedRun, definitionOf, workflowOf } from "../engine/harness.js";
 
 describe("DevBox notices on the status comment", () => {

@@ -1,8 +1,8 @@
 import { ProbotOctokit } from "probot";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { upsertCheckRun, newCheckRunMemo } from "../../src/github/check-runs.js";
-import { createMarkedComment } from "../../src/github/comments.js";
-import type { GitHub } from "../../src/github/github.js";
+import { upsertCheckRun, newCheckRunMemo } from "../../src/github/surfaces/check-runs.js";
+import { createMarkedComment } from "../../src/github/surfaces/comments.js";
+import type { GitHub } from "../../src/github/client/github.js";
 import { BOT_LOGIN, FakeGitHub } from "./helpers/fake-github.js";
 
 const repo = { owner: "Codertocat", repo: "Hello-World", defaultBranch: "main" };

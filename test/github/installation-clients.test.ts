@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { GitHub, GitHubAuth } from "../../src/github/github.js";
-import { InstallationClients } from "../../src/github/installation-clients.js";
+import type { GitHub, GitHubAuth } from "../../src/github/client/github.js";
+import { InstallationClients } from "../../src/github/client/installation-clients.js";
 
 /** Probot's `app.auth`, counting the clients it makes (each a distinct object). */
 function countingAuth(fail: Set<number> = new Set()) {

@@ -2,7 +2,7 @@ import { generateKeyPairSync } from "node:crypto";
 import nock from "nock";
 import { Probot, ProbotOctokit } from "probot";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { InstallationPacing, pacedOctokit } from "../../src/github/pacing.js";
+import { InstallationPacing, pacedOctokit } from "../../src/github/client/pacing.js";
 
 const { privateKey } = generateKeyPairSync("rsa", {
   modulusLength: 2048,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkPayload, PAYLOAD_SCHEMAS } from "../../src/github/payload-schemas.js";
+import { checkPayload, PAYLOAD_SCHEMAS } from "../../src/github/intake/payload-schemas.js";
 import { webhookExamples } from "./helpers/examples.js";
 import { commentOn, labeledIssue } from "./helpers/payloads.js";
 

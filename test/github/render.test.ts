@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { EvidenceEntry, RunDefinition, RunSnapshot } from "../../src/engine/model.js";
-import { renderCheckRuns } from "../../src/github/render-checks.js";
-import { renderStatusComment } from "../../src/github/render-status.js";
+import { renderCheckRuns } from "../../src/github/surfaces/render-checks.js";
+import { renderStatusComment } from "../../src/github/surfaces/render-status.js";
 import { parseWorkflow } from "../../src/workflow/parse.js";
 
 const parsed = parseWorkflow(`version: 1

@@ -1,6 +1,6 @@
 import type { IssueCommentCreatedEvent, IssuesLabeledEvent } from "@octokit/webhooks-types";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { parseCommand } from "../../src/github/commands.js";
+import { parseCommand } from "../../src/github/handlers/commands.js";
 import { payloadOf, startTestApp, type TestApp } from "./helpers/harness.js";
 
 /** A loop whose gate never passes: two iterations, then it is exhausted and the run fails. */

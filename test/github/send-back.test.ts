@@ -8,10 +8,10 @@ import type {
 } from "@octokit/webhooks-types";
 import { execFileSync } from "node:child_process";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { LOG_TAIL_BYTES } from "../../src/github/check-feedback.js";
-import { wantsDelivery } from "../../src/github/router.js";
+import { LOG_TAIL_BYTES } from "../../src/github/handlers/check-feedback.js";
+import { wantsDelivery } from "../../src/github/intake/router.js";
 import type { RunDocument } from "../../src/runtime/runtime.js";
-import { decodeRun } from "../../src/runtime/run-repository.js";
+import { RunRepository } from "../../src/store/run-repository.js";
 import { payloadOf, startTestApp, type TestApp } from "./helpers/harness.js";
 
 /** A build that keeps what it was told (feedback.md), an approval that sends it back. */
@@ -101,12 +101,12 @@ describe("reviews and CI send a run back", () => {
   /** The run's document once `test` holds of it. */
   async function until(test: (doc: RunDocument) => boolean): Promise<RunDocument> {
     for (let tries = 0; tries < 300; tries++) {
-      const [run] = await app.host.store.listRuns("Codertocat/Hello-World");
+      const runs = new RunRepository(app.host.store);
+      const [run] = await runs.list("Codertocat/Hello-World");
       if (run !== undefined) {
-        const doc = decodeRun(run).document;
-        if (test(doc)) {
+        if (test(run.document)) {
           await app.host.idle();
-          return decodeRun((await app.host.store.getRun(run.runId)) ?? run).document;
+          return ((await runs.get(run.stored.runId)) ?? run).document;
         }
       }
       await new Promise((resolve) => setTimeout(resolve, 50));

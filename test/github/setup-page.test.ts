@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { setupPageHandler } from "../../src/github/setup-page.js";
+import { setupPageHandler } from "../../src/github/setup/setup-page.js";
 import { freePort } from "../helpers/free-port.js";
 
 const ROOT = new URL("../../", import.meta.url).pathname;

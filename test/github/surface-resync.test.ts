@@ -1,8 +1,8 @@
 import type { IssuesLabeledEvent } from "@octokit/webhooks-types";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Installations } from "../../src/github/installations.js";
-import { statusMarker } from "../../src/github/render-status.js";
-import { Surfaces } from "../../src/github/surfaces.js";
+import type { Installations } from "../../src/github/client/installations.js";
+import { statusMarker } from "../../src/github/surfaces/render-status.js";
+import { Surfaces } from "../../src/github/surfaces/surfaces.js";
 import type { Admission } from "../../src/runtime/admission.js";
 import type { Store } from "../../src/store/store.js";
 import { payloadOf, startTestApp, type TestApp } from "./helpers/harness.js";

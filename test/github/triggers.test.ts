@@ -6,7 +6,7 @@ import type {
 import { webhookExample } from "./helpers/examples.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Admission } from "../../src/runtime/admission.js";
-import { CATCH_UP_MS, Schedules } from "../../src/github/schedules.js";
+import { CATCH_UP_MS, Schedules } from "../../src/github/handlers/schedules.js";
 import { StoreError } from "../../src/store/store-error.js";
 import { parseWorkflow } from "../../src/workflow/parse.js";
 import { OWNER, payloadOf, REPO, startTestApp, type TestApp } from "./helpers/harness.js";
@@ -150,7 +150,7 @@ describe("triggers, commands and admission", () => {
 
   it("fires a schedule once across replicas and skips while its run is active", async () => {
     const repo = { owner: OWNER, repo: REPO, defaultBranch: "main" };
-    const { readWorkflows } = await import("../../src/github/workflow-source.js");
+    const { readWorkflows } = await import("../../src/github/client/workflow-source.js");
     const gh = await app.probot.auth(1);
     await app.host.schedules.register(repo, await readWorkflows(gh, repo));
     const other = new Schedules({
@@ -271,7 +271,7 @@ describe("triggers, commands and admission", () => {
     const six = SIX + 5_000;
     const title = TITLE;
     beforeEach(async () => {
-      const { readWorkflows } = await import("../../src/github/workflow-source.js");
+      const { readWorkflows } = await import("../../src/github/client/workflow-source.js");
       await app.host.schedules.register(repo, await readWorkflows(await app.probot.auth(1), repo));
     });
 
@@ -314,7 +314,7 @@ describe("triggers, commands and admission", () => {
     });
 
     it("fires from when a schedule was first registered, on every replica", async () => {
-      const { readWorkflows } = await import("../../src/github/workflow-source.js");
+      const { readWorkflows } = await import("../../src/github/client/workflow-source.js");
       const files = await readWorkflows(await app.probot.auth(1), repo);
       const replica = (holder: string, now: number) =>
         new Schedules({

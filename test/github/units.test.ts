@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { describe, expect, it } from "vitest";
-import { healthz } from "../../src/github/app.js";
-import { buildBrief } from "../../src/github/brief.js";
-import { scrubCredentials } from "../../src/github/clone-source.js";
-import { parseCommand } from "../../src/github/commands.js";
-import { chooseExecutor } from "../../src/github/executor-choice.js";
-import { batches, MAX_TEXT_BYTES, truncateText } from "../../src/github/limits.js";
-import { failedDeliveries } from "../../src/github/redelivery.js";
+import { healthz } from "../../src/github/intake/app.js";
+import { buildBrief } from "../../src/github/handlers/brief.js";
+import { scrubCredentials } from "../../src/github/setup/clone-source.js";
+import { parseCommand } from "../../src/github/handlers/commands.js";
+import { chooseExecutor } from "../../src/github/setup/executor-choice.js";
+import { batches, MAX_TEXT_BYTES, truncateText } from "../../src/github/client/limits.js";
+import { failedDeliveries } from "../../src/github/intake/redelivery.js";
 
 describe("comment commands", () => {
   it("reads the first command line, outside quotes and code blocks", () => {

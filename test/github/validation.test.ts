@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { PullRequestOpenedEvent, PushEvent } from "@octokit/webhooks-types";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { VALIDATION_CHECK } from "../../src/github/validation-check.js";
+import { VALIDATION_CHECK } from "../../src/github/surfaces/validation-check.js";
 import { payloadOf, startTestApp, type TestApp } from "./helpers/harness.js";
 
 const VALID = `version: 1

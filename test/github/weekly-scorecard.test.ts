@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { isoWeek, SCORECARD_TITLE } from "../../src/github/weekly-scorecard.js";
+import { isoWeek, SCORECARD_TITLE } from "../../src/github/surfaces/weekly-scorecard.js";
 import { OWNER, REPO, startTestApp, type TestApp } from "./helpers/harness.js";
 import { commentOn, labeledIssue } from "./helpers/payloads.js";
 

@@ -1,8 +1,8 @@
 import type { IssuesLabeledEvent } from "@octokit/webhooks-types";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { statusMarker } from "../../src/github/render-status.js";
-import { runIdOf } from "../../src/github/starter.js";
-import { readWorkflows } from "../../src/github/workflow-source.js";
+import { statusMarker } from "../../src/github/surfaces/render-status.js";
+import { runIdOf } from "../../src/runtime/issue-run-creation.js";
+import { readWorkflows } from "../../src/github/client/workflow-source.js";
 import { BOT_LOGIN } from "../github/helpers/fake-github.js";
 import { OWNER, payloadOf, REPO, startTestApp, type TestApp } from "../github/helpers/harness.js";
 

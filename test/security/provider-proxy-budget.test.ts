@@ -4,10 +4,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { estimateCostUsd } from "../../src/agents/prices.js";
+import { estimateCostUsd } from "../../src/workflow/model-prices.js";
 import type { CommandResult } from "../../src/engine/commands.js";
 import type { Effect } from "../../src/engine/model.js";
-import { renderStatusComment } from "../../src/github/render-status.js";
+import { renderStatusComment } from "../../src/github/surfaces/render-status.js";
 import { DevBoxHub } from "../../src/devbox/hub/hub.js";
 import type { DevBoxEvent } from "../../src/devbox/hub/events.js";
 import { providerUpstreams } from "../../src/devbox/hub/provider-proxy.js";

@@ -6,8 +6,8 @@ import { atApproval, replayGolden } from "./replayed-run.js";
 const PATHS = { run: "/runs/Codertocat/Hello-World/r1", index: "/runs/Codertocat/Hello-World" };
 
 describe("the run page shows feedback and what verdicts saw", () => {
-  const { stored, evidence } = replayGolden("lifecycle-rework-and-reject", { until: atApproval });
-  const view = buildRunView(stored, evidence);
+  const { run, evidence } = replayGolden("lifecycle-rework-and-reject", { until: atApproval });
+  const view = buildRunView(run, evidence);
   const html = renderRunPage(view, PATHS);
 
   it("lists what a node entered again was told", () => {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunEvent } from "../../src/engine/model.js";
 import type { RunDocument } from "../../src/runtime/runtime.js";
 import { openStore, type OpenedStore } from "../../src/store/embedded.js";
+import { RunRepository } from "../../src/store/run-repository.js";
 import { LocalRunPages } from "../../src/ui/local-run-pages.js";
 import { createRunPagesHandler } from "../../src/ui/run-pages-server.js";
 import { atApproval, replayGolden } from "./replayed-run.js";
@@ -28,7 +29,7 @@ describe("the run pages' JSON API (clustercode ui)", () => {
     server = createServer();
     const pages = new LocalRunPages({
       host: {
-        store: opened.store,
+        runs: new RunRepository(opened.store),
         resume: async (runId) =>
           ((await opened.store.getRun(runId))?.snapshot as RunDocument).state,
         deliver: (_runId, event) => {

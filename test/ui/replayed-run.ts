@@ -3,12 +3,14 @@ import type { CommandResult } from "../../src/engine/commands.js";
 import type { EvidenceEntry, RunEvent, RunSnapshot } from "../../src/engine/model.js";
 import { createSnapshot, step } from "../../src/engine/step.js";
 import type { RunDocument } from "../../src/runtime/runtime.js";
+import type { LoadedRun } from "../../src/store/run-repository.js";
 import type { EvidenceRecord, StoredRun } from "../../src/store/store.js";
 import { definitionOf, workflowFile } from "../engine/harness.js";
 
-/** A stored run and its evidence, as the store would hold them. */
+/** A stored run and its evidence, as the store would hold them, and the run as it is read. */
 export interface ReplayedRun {
   stored: StoredRun;
+  run: LoadedRun;
   evidence: EvidenceRecord[];
 }
 
@@ -60,7 +62,7 @@ export function replayGolden(
     createdAt: 1_000_000,
     updatedAt: state.updatedAt,
   };
-  return { stored, evidence };
+  return { stored, run: { stored, document, outbox: [] }, evidence };
 }
 
 /** Stops a replay when the run waits for its approval. */

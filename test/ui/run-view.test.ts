@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { EvidenceEntry } from "../../src/engine/model.js";
-import { decodeRun } from "../../src/runtime/run-repository.js";
-import { renderCheckRuns } from "../../src/github/render-checks.js";
-import { renderStatusComment } from "../../src/github/render-status.js";
+import { renderCheckRuns } from "../../src/github/surfaces/render-checks.js";
+import { renderStatusComment } from "../../src/github/surfaces/render-status.js";
 import { buildRunView } from "../../src/ui/build-run-view.js";
 import { renderRunPage } from "../../src/ui/view/render-run.js";
 import { renderVisitPage } from "../../src/ui/view/render-visit.js";
@@ -23,8 +22,8 @@ const NODES = [
 ];
 
 describe("the run view", () => {
-  const { stored, evidence } = replayGolden("lifecycle-rework-and-reject", { until: atApproval });
-  const view = buildRunView(stored, evidence, { branch: "https://github.com/x/tree/b" });
+  const { run, evidence } = replayGolden("lifecycle-rework-and-reject", { until: atApproval });
+  const view = buildRunView(run, evidence, { branch: "https://github.com/x/tree/b" });
 
   it("places the token on the graph and shows the approval waited on", () => {
     expect(view.status).toBe("awaiting_input");
@@ -91,7 +90,7 @@ describe("the run view", () => {
       until: atApproval,
       result: (result) => ({ ...result, usage: { inputTokens: 100, outputTokens: 20 } }),
     });
-    const tokens = buildRunView(reported.stored, reported.evidence).visits[6]?.loop?.iterations;
+    const tokens = buildRunView(reported.run, reported.evidence).visits[6]?.loop?.iterations;
     expect(tokens?.map((iteration) => iteration.tokens)).toEqual([
       { input: 100, output: 20 },
       { input: 100, output: 20 },
@@ -107,14 +106,14 @@ describe("the run view", () => {
 });
 
 describe("the pages", () => {
-  const { stored, evidence } = replayGolden("lifecycle-rework-and-reject", {
+  const { run, evidence } = replayGolden("lifecycle-rework-and-reject", {
     until: atApproval,
     result: (result) => ({
       ...result,
       output: `${result.output}\n<script>alert("pwned")</script>`,
     }),
   });
-  const view = buildRunView(stored, evidence);
+  const view = buildRunView(run, evidence);
 
   it("name every node, the status, and offer Approve and Reject on a run waiting at an approval", () => {
     const html = renderRunPage(view, PATHS);
@@ -147,8 +146,8 @@ describe("the pages", () => {
 });
 
 describe("links from GitHub to the pages", () => {
-  const { stored, evidence } = replayGolden("lifecycle-rework-and-reject", { until: atApproval });
-  const { definition, state } = decodeRun(stored).document;
+  const { run, evidence } = replayGolden("lifecycle-rework-and-reject", { until: atApproval });
+  const { definition, state } = run.document;
   const entries = evidence.map((record) => record.entry as EvidenceEntry);
   const page = "https://cc.example.com/runs/Codertocat/Hello-World/r1";
 

@@ -1,4 +1,4 @@
-import { estimateCostUsd } from "../../agents/prices.js";
+import { estimateCostUsd } from "../../workflow/model-prices.js";
 import type { TokenUsage, UsagePaths } from "../../engine/commands.js";
 
 /** Most candidate starts tried when looking for the last JSON object (bounds the work). */

@@ -1,4 +1,4 @@
-import { PRICES_PER_MTOK } from "../../agents/prices.js";
+import { PRICES_PER_MTOK } from "../../workflow/model-prices.js";
 
 /** The metered endpoint a DevBox request is for: the only ones the proxy forwards. */
 export interface MeteredEndpoint {

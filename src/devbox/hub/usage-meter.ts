@@ -1,5 +1,5 @@
 import type { TokenUsage } from "../../engine/commands.js";
-import { estimateCostUsd } from "../../agents/prices.js";
+import { estimateCostUsd } from "../../workflow/model-prices.js";
 
 /** The most of a non-streamed reply kept to read its usage. */
 const MAX_METERED_BYTES = 8 * 1024 * 1024;

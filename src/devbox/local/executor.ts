@@ -102,6 +102,15 @@ export class LocalExecutor implements DevBoxExecutor {
     await mkdir(paths.dir, { recursive: true });
     await mkdir(paths.tmp, { recursive: true, mode: 0o700 });
     if (!existsSync(join(paths.checkout, ".git"))) await this.#clone(request, paths);
+    // A checkout an earlier process left (its journal kept) names that process's hub, gone now.
+    else if (!(await this.#setOrigin(paths, request.repository)))
+      throw new DevBoxError(
+        "clone-failed",
+        `cannot point the checkout of ${request.devboxId} at its hub`,
+        {
+          retryable: true,
+        },
+      );
     const log = await open(paths.logFile, "a", 0o600);
     try {
       const { child: spawned, relay } = await launchAgent({
@@ -212,17 +221,28 @@ export class LocalExecutor implements DevBoxExecutor {
     }
     // A token in the clone URL must not stay in the checkout, where every command could read it
     // and where it would expire: the agent authenticates each fetch and push afresh instead.
-    const bare = withoutCredentials(repository);
-    if (bare !== repository) {
-      await runProcess({
-        file: "git",
-        args: ["remote", "set-url", "origin", bare],
-        cwd: paths.checkout,
-        env: this.#passedOn(),
-        signal: new AbortController().signal,
-        output: new OutputTail(1024),
-      });
-    }
+    if (withoutCredentials(repository) !== repository) await this.#setOrigin(paths, repository);
+  }
+
+  /** Points the checkout's `origin` at `repository` (without credentials); false if git failed. */
+  async #setOrigin(paths: LocalDevBoxPaths, repository: string): Promise<boolean> {
+    const { exitCode } = await runProcess({
+      file: "git",
+      // The checkout may belong to the DevBox's own uid.
+      args: [
+        "-c",
+        `safe.directory=${paths.checkout}`,
+        "remote",
+        "set-url",
+        "origin",
+        withoutCredentials(repository),
+      ],
+      cwd: paths.checkout,
+      env: this.#passedOn(),
+      signal: new AbortController().signal,
+      output: new OutputTail(1024),
+    });
+    return exitCode === 0;
   }
 
   #passedOn(): Record<string, string> {

@@ -1,4 +1,4 @@
-import { ENGINE_PROVIDERS } from "../../agents/built-in-engines.js";
+import { builtInEngineFacts } from "../../workflow/built-in-engines.js";
 import { addCost } from "../cost.js";
 import type { Transition } from "../transition.js";
 import type { JudgeEvent } from "./node-behaviour.js";
@@ -40,7 +40,7 @@ interface Author {
 }
 
 function authorOf(engine: string, model: string | undefined): Author {
-  const provider = (ENGINE_PROVIDERS as Record<string, string | undefined>)[engine] ?? engine;
+  const provider = builtInEngineFacts(engine)?.provider ?? engine;
   return { engine, provider, ...(model === undefined ? {} : { model }) };
 }
 

@@ -1,7 +1,7 @@
-import { repoOf } from "../github.js";
-import { parseCheckId } from "../render-checks.js";
-import { parseRunBranch } from "../run-index.js";
-import type { HandlerContext, RepositoryPayload } from "../services.js";
+import { repoOf } from "../client/github.js";
+import { parseCheckId } from "../surfaces/render-checks.js";
+import { parseRunBranch } from "../../runtime/issue-runs.js";
+import type { HandlerContext, RepositoryPayload } from "./services.js";
 
 /** The fields of a `check_run` event the app reads. */
 export interface CheckRunPayload extends RepositoryPayload {

@@ -1,7 +1,7 @@
-import { checkSuiteFeedback } from "../check-feedback.js";
-import { repoOf } from "../github.js";
-import { parseRunBranch } from "../run-index.js";
-import type { HandlerContext, RepositoryPayload } from "../services.js";
+import { checkSuiteFeedback } from "./check-feedback.js";
+import { repoOf } from "../client/github.js";
+import { parseRunBranch } from "../../runtime/issue-runs.js";
+import type { HandlerContext, RepositoryPayload } from "./services.js";
 
 /** The fields of a `check_suite` event the app reads. */
 export interface CheckSuitePayload extends RepositoryPayload {

@@ -1,7 +1,7 @@
-import { callGitHub } from "../errors.js";
-import type { GitHub, GitHubAuth } from "../github.js";
-import type { AppServices, HandlerContext } from "../services.js";
-import { readWorkflows } from "../workflow-source.js";
+import { callGitHub } from "../client/errors.js";
+import type { GitHub, GitHubAuth } from "../client/github.js";
+import type { AppServices, HandlerContext } from "./services.js";
+import { readWorkflows } from "../client/workflow-source.js";
 
 /** The fields of `installation` and `installation_repositories` events the app reads. */
 export interface InstallationPayload {

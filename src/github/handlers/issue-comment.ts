@@ -1,7 +1,7 @@
-import { parseCommand, type CommentCommand } from "../commands.js";
-import { repoOf } from "../github.js";
-import { reply } from "../replies.js";
-import type { HandlerContext, RepositoryPayload } from "../services.js";
+import { parseCommand, type CommentCommand } from "./commands.js";
+import { repoOf } from "../client/github.js";
+import { reply } from "../client/replies.js";
+import type { HandlerContext, RepositoryPayload } from "./services.js";
 
 /** The fields of an `issue_comment` event the app reads. */
 export interface IssueCommentPayload extends RepositoryPayload {

@@ -1,5 +1,5 @@
-import { repoOf } from "../github.js";
-import type { HandlerContext, RepositoryPayload } from "../services.js";
+import { repoOf } from "../client/github.js";
+import type { HandlerContext, RepositoryPayload } from "./services.js";
 
 /** The fields of an `issues` event the app reads. */
 export interface IssuesPayload extends RepositoryPayload {

@@ -1,7 +1,7 @@
-import { repoOf } from "../github.js";
-import { reviewFeedback, type UntimedFeedback } from "../review-feedback.js";
-import { parseRunBranch } from "../run-index.js";
-import type { HandlerContext, RepositoryPayload } from "../services.js";
+import { repoOf } from "../client/github.js";
+import { reviewFeedback, type UntimedFeedback } from "./review-feedback.js";
+import { parseRunBranch } from "../../runtime/issue-runs.js";
+import type { HandlerContext, RepositoryPayload } from "./services.js";
 
 /** The fields of a `pull_request_review` event the app reads. */
 export interface PullRequestReviewPayload extends RepositoryPayload {

@@ -1,10 +1,11 @@
-import { callGitHub } from "../errors.js";
-import { sendBackIfConflicting } from "../conflicts.js";
-import { repoOf } from "../github.js";
-import { parseRunBranch } from "../run-index.js";
-import type { HandlerContext, RepositoryPayload } from "../services.js";
-import { publishValidation } from "../validation-check.js";
-import { isWorkflowPath } from "../workflow-source.js";
+import { callGitHub } from "../client/errors.js";
+import { sendBackIfConflicting } from "./conflicts.js";
+import { repoOf } from "../client/github.js";
+import { parseRunBranch } from "../../runtime/issue-runs.js";
+import type { HandlerContext, RepositoryPayload } from "./services.js";
+import { publishValidation } from "../surfaces/validation-check.js";
+import { isWorkflowPath } from "../../workflow/workflow-paths.js";
+import { publishGraphChangeComment, renderGraphChange } from "../surfaces/graph-change.js";
 
 /** The fields of a `pull_request` event the app reads. */
 export interface PullRequestPayload extends RepositoryPayload {
@@ -12,7 +13,7 @@ export interface PullRequestPayload extends RepositoryPayload {
   number: number;
   pull_request: {
     head: { sha: string; ref: string; repo?: { full_name: string } | null };
-    base?: { repo: { full_name: string } };
+    base?: { repo: { full_name: string }; sha?: string };
     merged?: boolean | null;
     html_url?: string;
   };
@@ -85,5 +86,13 @@ export async function onPullRequest(
   const paths = files
     .filter((file) => file.status !== "removed" && isWorkflowPath(file.filename))
     .map((file) => file.filename);
-  if (paths.length > 0) await publishValidation(ctx.gh, repo, payload.pull_request.head.sha, paths);
+  if (paths.length === 0) return;
+  const { head, base } = payload.pull_request;
+  const change =
+    base?.sha === undefined
+      ? undefined
+      : await renderGraphChange(ctx.gh, repo, { base: base.sha, head: head.sha }, paths);
+  await publishValidation(ctx.gh, repo, head.sha, paths, change);
+  const botLogin = await ctx.services.installations.botLogin();
+  await publishGraphChangeComment(ctx.gh, repo, payload.number, change, botLogin);
 }

@@ -1,7 +1,8 @@
-import { repoOf } from "../github.js";
-import type { HandlerContext, RepositoryPayload } from "../services.js";
-import { publishValidation } from "../validation-check.js";
-import { isWorkflowPath, readWorkflows } from "../workflow-source.js";
+import { repoOf } from "../client/github.js";
+import type { HandlerContext, RepositoryPayload } from "./services.js";
+import { publishValidation } from "../surfaces/validation-check.js";
+import { isWorkflowPath } from "../../workflow/workflow-paths.js";
+import { readWorkflows } from "../client/workflow-source.js";
 
 /** The fields of a `push` event the app reads. */
 export interface PushPayload extends RepositoryPayload {

@@ -1,10 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  createRepoToken,
-  RepoTokenError,
-  RepoTokens,
-  type AppOctokit,
-} from "../../../src/devbox/hub/repo-token.js";
+import { RepoTokenError, RepoTokens } from "../../../src/devbox/hub/repo-token.js";
+import { createRepoToken, type AppOctokit } from "../../../src/github/client/mint-repo-token.js";
 
 /** An app Octokit that records its requests and answers from a script. */
 function fakeApp(

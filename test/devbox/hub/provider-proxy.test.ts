@@ -1,6 +1,6 @@
 import { request as httpRequest } from "node:http";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { estimateCostUsd } from "../../../src/agents/prices.js";
+import { estimateCostUsd } from "../../../src/workflow/model-prices.js";
 import { DevBoxHub } from "../../../src/devbox/hub/hub.js";
 import { providerUpstreams } from "../../../src/devbox/hub/provider-proxy.js";
 import { FAKE_USAGE, FakeProviders } from "../../e2e/fake-providers.js";

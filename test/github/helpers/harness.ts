@@ -5,10 +5,10 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Probot, ProbotOctokit } from "probot";
-import { clusterCodeApp } from "../../../src/github/app.js";
-import { AppHost } from "../../../src/github/app-host.js";
+import { clusterCodeApp } from "../../../src/github/intake/app.js";
+import { AppHost } from "../../../src/github/setup/app-host.js";
 import type { RunDocument } from "../../../src/runtime/runtime.js";
-import { decodeRun } from "../../../src/runtime/run-repository.js";
+import { RunRepository } from "../../../src/store/run-repository.js";
 import { webhookExample } from "./examples.js";
 import { FakeGitHub } from "./fake-github.js";
 
@@ -105,24 +105,26 @@ export async function startTestApp(
   github.install();
   const errors: string[] = [];
   const open = async (): Promise<{ host: AppHost; probot: Probot }> => {
-    const host = await AppHost.open({
-      stateDir: join(dir, "state"),
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        CLUSTERCODE_DEVBOX_LAPSE_MS: "30000",
-        // DevBoxes push to a local bare repository the test (root, in CI) owns, which a DevBox's
-        // own uid cannot write: unsandboxed until git goes through the hub. The walls are
-        // tested in test/security/devbox-walls.test.ts.
-        CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: "1",
-        ...options.env,
+    const host = await AppHost.open(
+      {
+        stateDir: join(dir, "state"),
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          CLUSTERCODE_DEVBOX_LAPSE_MS: "30000",
+          // DevBoxes push to a local bare repository the test (root, in CI) owns, which a DevBox's
+          // own uid cannot write: unsandboxed until git goes through the hub. The walls are
+          // tested in test/security/devbox-walls.test.ts.
+          CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: "1",
+          ...options.env,
+        },
+        log: {
+          error: (message, error) =>
+            errors.push(`${message}: ${error instanceof Error ? error.message : String(error)}`),
+        },
       },
-      log: {
-        error: (message, error) =>
-          errors.push(`${message}: ${error instanceof Error ? error.message : String(error)}`),
-      },
-      ...(options.cloneDirectly === false ? {} : { cloneUrl: () => remote }),
-    });
+      options.cloneDirectly === false ? {} : { cloneUrl: () => remote },
+    );
     const probot = new Probot({
       appId: 1,
       privateKey,
@@ -171,9 +173,9 @@ export async function startTestApp(
         const run = runs.find((candidate) => candidate.status === status);
         if (run !== undefined) {
           await app.host.idle();
-          const stored = await app.host.store.getRun(run.runId);
-          if (stored === undefined) throw new Error(`run ${run.runId} vanished`);
-          return decodeRun(stored).document;
+          const loaded = await new RunRepository(app.host.store).get(run.runId);
+          if (loaded === undefined) throw new Error(`run ${run.runId} vanished`);
+          return loaded.document;
         }
         if (Date.now() > deadline) {
           throw new Error(

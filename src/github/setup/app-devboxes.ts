@@ -1,0 +1,89 @@
+import { installationTokenAuthEnv } from "../../devbox/hub/git/git-auth.js";
+import type { DevBoxEvent } from "../../devbox/hub/events.js";
+import { LocalExecutor } from "../../devbox/local/executor.js";
+import { openDevBoxSide } from "../../runtime/devbox-side.js";
+import { splitDevBoxId } from "../../runtime/devbox-registry.js";
+import type { DevBoxPorts } from "../../runtime/host.js";
+import type { DevBoxEventSink, HostLog, SurfacesPort } from "../../runtime/ports.js";
+import type { Store } from "../../store/store.js";
+import type { Installations } from "../client/installations.js";
+import { TokenScrubbingExecutor } from "./clone-source.js";
+import { chooseExecutor, type ExecutorChoice } from "./executor-choice.js";
+
+/**
+ * The app's executor port: makes the DevBox executor, told where lost DevBoxes and the
+ * executor's notices (ECS placement waits) go. Tests may hand in another executor.
+ */
+export type ExecutorPort = (hooks: {
+  onLost: (event: DevBoxEvent) => void;
+  onNotice: (devboxId: string, notice: string | undefined) => void;
+}) => Promise<ExecutorChoice>;
+
+/** The executor the environment chooses: local DevBoxes, or ECS tasks. */
+export function executorFromEnv(
+  stateDir: string,
+  env: NodeJS.ProcessEnv,
+  cliPath?: string,
+): ExecutorPort {
+  const local = () =>
+    new LocalExecutor({ stateDir, env, ...(cliPath === undefined ? {} : { cliPath }) });
+  return ({ onLost, onNotice }) => chooseExecutor(env, local, onLost, onNotice);
+}
+
+/** What the app's DevBoxes are started with. */
+export interface AppDevBoxesOptions {
+  stateDir: string;
+  env: NodeJS.ProcessEnv;
+  store: Store;
+  installations: Installations;
+  log: HostLog;
+  /** The URL of `repo` (owner/name) on GitHub, without credentials (the hub adds them). */
+  cloneUrl: (repo: string, token?: string) => string;
+  executor: ExecutorPort;
+  /** What the executor last said about each run's DevBox (ECS placement waits), by run. */
+  notices: Map<string, string>;
+}
+
+/**
+ * The app's DevBox side: the executor of its port and the hub, both reporting to `events`,
+ * the hub holding the installation token; a notice of the executor is kept for the run's
+ * status and its surfaces are requested.
+ */
+export async function appDevBoxes(
+  options: AppDevBoxesOptions,
+  events: DevBoxEventSink,
+  surfaces: SurfacesPort,
+): Promise<DevBoxPorts> {
+  const { env, store, installations, notices } = options;
+  const choice = await options.executor({
+    onLost: (event) => events.onHubEvent(event),
+    onNotice: (devboxId, notice) => {
+      const { runId } = splitDevBoxId(devboxId);
+      if (notice === undefined) notices.delete(runId);
+      else notices.set(runId, notice);
+      surfaces.request(runId);
+    },
+  });
+  const { executor } = choice;
+  if (executor instanceof TokenScrubbingExecutor) await executor.reap();
+  return openDevBoxSide(
+    {
+      stateDir: options.stateDir,
+      env,
+      store,
+      executor,
+      onError: (error) => options.log.error("DevBox hub", error),
+      hubHost: choice.hubHost,
+      hubPort: choice.hubPort,
+      // `github` in a devbox.network.allow list means the GHE host there.
+      ...(env.GHE_HOST === undefined ? {} : { repositoryHost: env.GHE_HOST }),
+      // DevBoxes clone and push through the hub, which alone holds the installation token.
+      upstreamOf: async (runId) => {
+        const repo = (await store.getRun(runId))?.repo ?? "";
+        const { token } = await installations.repoToken(repo);
+        return { url: options.cloneUrl(repo), env: installationTokenAuthEnv(token) };
+      },
+    },
+    events,
+  );
+}

@@ -1,0 +1,73 @@
+import type { EcsStatus } from "../../devbox/ecs/status.js";
+import { taskPrivateAddress } from "../../devbox/ecs/task-address.js";
+import type { DevBoxEvent } from "../../devbox/hub/events.js";
+import type { DevBoxExecutor } from "../../devbox/executor.js";
+import type { LocalExecutor } from "../../devbox/local/executor.js";
+import { TokenScrubbingExecutor } from "./clone-source.js";
+
+/** The DevBox executor of the app and how DevBoxes reach it. */
+export interface ExecutorChoice {
+  executor: DevBoxExecutor & { stopAll?: () => Promise<void> };
+  /** Where the hub listens (an address DevBoxes can reach) and on which port. */
+  hubHost: string;
+  hubPort: number;
+  /** Whether DevBoxes get the repository as `owner/name` and fetch their token from the hub. */
+  tokenFromHub: boolean;
+}
+
+/**
+ * Local DevBoxes by default (the hub on 127.0.0.1, the clone URL carrying a token); with
+ * `CLUSTERCODE_EXECUTOR=ecs`, ECS tasks that reach the hub on `CLUSTERCODE_INTERNAL_HOST`
+ * (default: this task's private IPv4 from the ECS metadata endpoint) and
+ * `CLUSTERCODE_INTERNAL_PORT`, and fetch their repository token from it.
+ */
+export async function chooseExecutor(
+  env: NodeJS.ProcessEnv,
+  local: () => LocalExecutor,
+  onLost: (event: DevBoxEvent) => void,
+  onNotice: (devboxId: string, notice: string | undefined) => void = () => {},
+): Promise<ExecutorChoice> {
+  if (env.CLUSTERCODE_EXECUTOR !== "ecs") {
+    return {
+      executor: new TokenScrubbingExecutor(local()),
+      hubHost: "127.0.0.1",
+      hubPort: 0,
+      tokenFromHub: false,
+    };
+  }
+  // Loaded only for ECS: the ECS SDK client is not needed by an app running local DevBoxes.
+  const { ecsExecutorFromEnv } = await import("../../devbox/ecs/config.js");
+  const executor = ecsExecutorFromEnv(env, {
+    // Placement waits are shown on the run's status comment until the task starts.
+    onStatus: (status) => onNotice(status.devboxId, describeEcsStatus(status)),
+    // The engine reads "lost" the same whatever the cause; the hub's reasons are the narrower type.
+    onLost: (devboxId, reason) =>
+      onLost({ type: "devbox.lost", devboxId, reason: reason as "never-connected" }),
+  });
+  const hubHost = env.CLUSTERCODE_INTERNAL_HOST ?? (await taskPrivateAddress(env));
+  if (hubHost === undefined) {
+    throw new Error(
+      "CLUSTERCODE_EXECUTOR=ecs needs CLUSTERCODE_INTERNAL_HOST outside ECS (no ECS_CONTAINER_METADATA_URI_V4)",
+    );
+  }
+  return {
+    executor,
+    hubHost,
+    hubPort: Number(env.CLUSTERCODE_INTERNAL_PORT ?? "8080"),
+    tokenFromHub: true,
+  };
+}
+
+/** A line for the status comment about an ECS task, or undefined once there is nothing to say. */
+export function describeEcsStatus(status: EcsStatus): string | undefined {
+  switch (status.state) {
+    case "started":
+      return undefined;
+    case "waiting-for-capacity":
+      return `waiting for capacity (${status.reason}); retry ${status.attempt} in ${Math.ceil(status.retryInMs / 1000)} s`;
+    case "placement-failed":
+      return `no capacity after every retry (${status.reason})`;
+    case "stopped":
+      return `task stopped: ${status.reason}`;
+  }
+}

@@ -1,0 +1,69 @@
+import type { DevBoxExecutor } from "../devbox/executor.js";
+import type { GitUpstream } from "../devbox/hub/git/git-service.js";
+import { DevBoxHub } from "../devbox/hub/hub.js";
+import { providerRequestLimit, providerUpstreams } from "../devbox/hub/provider-proxy.js";
+import type { Store } from "../store/store.js";
+import { gitPolicyOf } from "./devbox-git.js";
+import type { DevBoxPorts } from "./host.js";
+import type { DevBoxEventSink } from "./ports.js";
+
+/** An executor that can stop every DevBox it started (on close). */
+export type ClosableExecutor = DevBoxExecutor & { stopAll?: () => Promise<void> };
+
+/** What the DevBox side of a host is built from: the app and the CLI differ only in these. */
+export interface DevBoxSideOptions {
+  /** The hub's staging repositories live under it. */
+  stateDir: string;
+  env: NodeJS.ProcessEnv;
+  store: Store;
+  executor: ClosableExecutor;
+  /** Where a run's repository is, with the credentials only the hub adds. */
+  upstreamOf: (runId: string) => Promise<GitUpstream>;
+  onError: (error: unknown) => void;
+  /** Where the hub listens (an address DevBoxes reach); default 127.0.0.1 on any port. */
+  hubHost?: string;
+  hubPort?: number;
+  /** The host `github` means in a `devbox.network.allow` list (GitHub Enterprise). */
+  repositoryHost?: string;
+}
+
+/**
+ * The DevBox side of a host, one for the app and the CLI: the executor behind a hub that
+ * serves git (DevBoxes clone and push through it), proxies providers and reports to `events`.
+ */
+export async function openDevBoxSide(
+  options: DevBoxSideOptions,
+  events: DevBoxEventSink,
+): Promise<DevBoxPorts> {
+  const { env, store, executor } = options;
+  // The lapse the DevBoxes are given is the hub's too, as `clustercode run` has it: a hub on
+  // its default would call a DevBox lost sooner or later than the DevBox gives up on the hub.
+  const lapse = Number(env.CLUSTERCODE_DEVBOX_LAPSE_MS ?? "") || undefined;
+  const hub = new DevBoxHub({
+    onEvent: (event) => events.onHubEvent(event),
+    onError: options.onError,
+    ...(lapse === undefined ? {} : { lapseMs: lapse }),
+    ...(options.hubHost === undefined ? {} : { host: options.hubHost }),
+    ...(options.hubPort === undefined ? {} : { port: options.hubPort }),
+    providers: providerUpstreams(env),
+    maxProviderRequests: providerRequestLimit(env),
+    ...(options.repositoryHost === undefined
+      ? {}
+      : { egress: { repositoryHost: options.repositoryHost } }),
+    git: {
+      stateDir: options.stateDir,
+      upstreamOf: options.upstreamOf,
+      policyOf: gitPolicyOf(store),
+    },
+  });
+  await hub.listen();
+  const source = {
+    env,
+    repositoryOf: async (runId: string) => (await store.getRun(runId))?.repo ?? "",
+  };
+  const close = async () => {
+    await executor.stopAll?.();
+    await hub.close();
+  };
+  return { hub, executor, source, close };
+}

@@ -1,0 +1,59 @@
+import { flag, milliseconds, oneOf, text, whole } from "../kinds.js";
+import { optional, withDefault, type SettingGroup } from "../setting.js";
+
+const BOTH = ["app", "cli"] as const;
+
+/** Where DevBoxes run and how long their leases and heartbeats last. */
+export const devboxes = {
+  title: "DevBoxes",
+  about:
+    "DevBoxes are local processes under bubblewrap by default, ECS tasks with `CLUSTERCODE_EXECUTOR=ecs` (see ECS below). The timings are passed on to each DevBox's agent, so that both sides agree.",
+  settings: {
+    executor: withDefault("CLUSTERCODE_EXECUTOR", oneOf(["local", "ecs"]), "local", {
+      description: "`ecs`: the app's DevBoxes are ECS tasks; `local`: sandboxed local processes.",
+      readers: ["app"],
+    }),
+    unsafeLocalDevBox: optional("CLUSTERCODE_UNSAFE_LOCAL_DEVBOX", flag(), {
+      description:
+        "`1`: run local DevBoxes without the bubblewrap sandbox (recorded in every run's evidence).",
+      readers: BOTH,
+    }),
+    bwrap: optional("CLUSTERCODE_BWRAP", text(), {
+      description: "The bubblewrap binary local DevBoxes run under.",
+      readers: BOTH,
+      default: "`bwrap` on `PATH`",
+    }),
+    path: optional("PATH", text(), {
+      description: "Where `bwrap` is looked for, and the search path local DevBoxes are given.",
+      readers: BOTH,
+    }),
+    leaseMs: withDefault("CLUSTERCODE_DEVBOX_LEASE_MS", milliseconds(), 15_000, {
+      description:
+        "How long a replica's lease on a DevBox it runs lasts unless renewed (renewed every third); another replica declares the DevBox lost only once it lapsed.",
+      readers: ["app"],
+    }),
+    heartbeatMs: withDefault("CLUSTERCODE_DEVBOX_HEARTBEAT_MS", milliseconds(), 3000, {
+      description:
+        "How often a DevBox's agent reports to the hub; must be shorter than `CLUSTERCODE_DEVBOX_LAPSE_MS`.",
+      readers: ["app", "cli", "agent"],
+    }),
+    lapseMs: withDefault("CLUSTERCODE_DEVBOX_LAPSE_MS", milliseconds(), 15_000, {
+      description:
+        "How long the hub waits without hearing from a DevBox before it is lost, and the agent without reaching the hub before it gives up.",
+      readers: ["app", "cli", "agent"],
+    }),
+    internalHost: optional("CLUSTERCODE_INTERNAL_HOST", text(), {
+      description: "With `ecs`: the address ECS DevBoxes reach this replica's hub on.",
+      readers: ["app"],
+      default: "the task's private IPv4, from the ECS metadata endpoint",
+    }),
+    internalPort: withDefault("CLUSTERCODE_INTERNAL_PORT", whole(1, 65535), 8080, {
+      description: "With `ecs`: the port of this replica's hub.",
+      readers: ["app"],
+    }),
+    ecsMetadataUri: optional("ECS_CONTAINER_METADATA_URI_V4", text(), {
+      description: "Set by ECS: where the app finds its task's private address.",
+      readers: ["app"],
+    }),
+  },
+} satisfies SettingGroup;
