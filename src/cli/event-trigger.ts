@@ -1,5 +1,4 @@
-import { buildBrief, type Brief } from "../github/handlers/brief.js";
-import { parseCommand } from "../github/handlers/commands.js";
+import { cleanIssueText, type CleanedText } from "../agents/clean-text.js";
 import type { Workflow } from "../workflow/workflow.schema.js";
 import { UsageError } from "./command.js";
 import { listing, type WorkflowFile } from "./workflow-choice.js";
@@ -13,7 +12,7 @@ export interface EventTrigger {
   /** The workflow a command names, when it names one. */
   named?: string;
   /** The brief: the issue's title and body, cleaned as the app cleans them. */
-  brief: Brief;
+  brief: CleanedText;
 }
 
 type Payload = {
@@ -39,7 +38,11 @@ export function eventTrigger(text: string, file: string): EventTrigger {
   if (typeof issue?.title !== "string") {
     throw new UsageError(`${file} has no issue: give an issues or issue_comment payload`);
   }
-  const brief = buildBrief(issue.title, typeof issue.body === "string" ? issue.body : undefined);
+  const body = typeof issue.body === "string" ? issue.body.trim() : "";
+  // The issue's title and body, cleaned as the app cleans them.
+  const brief = cleanIssueText(
+    body === "" ? `${issue.title.trim()}\n` : `${issue.title.trim()}\n\n${body}\n`,
+  );
   const label = payload.label?.name;
   if (payload.action === "labeled" && typeof label === "string") {
     return {
@@ -48,9 +51,9 @@ export function eventTrigger(text: string, file: string): EventTrigger {
       starts: (workflow) => labelsOf(workflow).includes(label),
     };
   }
-  const body = payload.comment?.body;
-  const command = typeof body === "string" ? parseCommand(body) : undefined;
-  if (command?.kind === "run") {
+  const comment = payload.comment?.body;
+  const command = typeof comment === "string" ? runCommandOf(comment) : undefined;
+  if (command !== undefined) {
     return {
       what: `/clustercode run${command.workflow === undefined ? "" : ` ${command.workflow}`}`,
       brief,
@@ -85,4 +88,11 @@ function labelsOf(workflow: Workflow): string[] {
   const labels = workflow.on.label;
   if (labels === undefined) return [];
   return Array.isArray(labels) ? labels : [labels];
+}
+
+/** `/clustercode run [NAME]` at the start of a comment's line, as the app reads it. */
+function runCommandOf(comment: string): { workflow?: string } | undefined {
+  const match = /^\/clustercode\s+run(?:\s+(\S+))?\s*$/m.exec(comment);
+  if (match === null) return undefined;
+  return match[1] === undefined ? {} : { workflow: match[1] };
 }

@@ -25,11 +25,8 @@ const ui: Command = async (args, io) => {
   const port = Number(values.port ?? "0");
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UsageError("--port must be a port number");
-  const host = await LocalHost.open({
-    command: "ui",
-    stateDir: resolveStateDir(values["state-dir"], io.env),
-    env: io.env,
-  });
+  const stateDir = resolveStateDir(values["state-dir"], io.env);
+  const host = await LocalHost.open({ command: "ui", stateDir, env: io.env });
   const repo = resolve(io.cwd, values.repo ?? ".");
   const server = createServer();
   const pages = new LocalRunPages({
