@@ -18,6 +18,7 @@ const INTEGRATION = [
   "test/devbox/ecs/e2e.test.ts",
   "test/github/**/*.test.ts",
   "test/cli/**/*.test.ts",
+  "test/runtime/judge-command.test.ts",
   "test/agents/diff-source.test.ts",
   "test/agents/engine-presets.test.ts",
   "test/agents/prototype-race.test.ts",

@@ -21,6 +21,8 @@ export interface Verdict {
   label: string;
   reasoning: string;
   model?: string;
+  /** Who answered, when not the provider the node declares: `command` for a judge command. */
+  provider?: string;
   /** What the judging cost in US dollars: an estimate from token usage (see prices.ts). */
   costUsd?: number;
   usage?: TokenUsage;

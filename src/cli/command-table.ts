@@ -13,8 +13,12 @@ export interface CommandEntry {
 }
 
 const RUN_OPTIONS = `  --state-dir D        where runs are kept (else CLUSTERCODE_STATE_DIR, else
-                       $XDG_STATE_HOME/clustercode)
+                       $XDG_STATE_HOME/clustercode); any number of commands may use one at once
   --format human|json  json: the run's summary as the last line of stdout`;
+
+/** The options of the commands that drive a run (`approve`, `resume`, ...). */
+const DRIVE_OPTIONS = `  -q, --quiet          one line per command, without its output
+${RUN_OPTIONS}`;
 
 const control =
   (name: "resume" | "approve" | "reject" | "retry" | "cancel" | "resolveRun") => async () =>
@@ -44,26 +48,50 @@ file has errors.
   --format human|json|github   github: workflow commands that annotate a pull request`,
     load: async () => (await import("./validate-command.js")).default,
   },
-  graph: {
-    synopsis: "graph FILE",
-    summary: "print a workflow as a Mermaid flowchart",
-    help: `Usage: clustercode graph FILE
+  list: {
+    synopsis: "list",
+    summary: "the repository's workflows, their triggers and nodes",
+    help: `Usage: clustercode list [--format human|json]
 
-Prints the workflow as a Mermaid flowchart; an invalid workflow prints its findings (exit 1).`,
+Lists the repository's workflows (.clustercode/workflow.yml and .clustercode/workflows/*.yml,
+found from any subdirectory): each one's name, file, what starts it and its nodes, entry first.
+A file that does not validate is listed as (invalid).
+
+  --format human|json  json: {"workflows": [{name, file, valid, triggers, nodes}]}`,
+    load: async () => (await import("./list-command.js")).default,
+  },
+  graph: {
+    synopsis: "graph [FILE|NAME]",
+    summary: "print a workflow as a Mermaid flowchart",
+    help: `Usage: clustercode graph [FILE|NAME]
+
+Prints the workflow as a Mermaid flowchart; an invalid workflow prints its findings (exit 1).
+Without an argument, the workflow run takes: .clustercode/workflow.yml, or the only one.`,
     load: async () => (await import("./graph-command.js")).default,
   },
   run: {
-    synopsis: "run [FILE]",
+    synopsis: "run [FILE|NAME]",
     summary: "run a workflow locally",
-    help: `Usage: clustercode run [FILE] [options]
+    help: `Usage: clustercode run [FILE|NAME] [options]
 
-Runs FILE (default: the repository's .clustercode/workflow.yml) against a local git repository,
-from its checked-out branch; the work lands on the branch clustercode/local-RUN. Exit 0 when the
-run succeeds, 1 when it fails, 3 when it waits for an approval.
+Runs a workflow against a local git repository, from its checked-out branch; the work lands on
+the branch clustercode/local-RUN. FILE is a workflow file, NAME a workflow's name: field; without
+either, the repository's .clustercode/workflow.yml, or its only workflow (with several and no
+workflow.yml, it lists them). Prints each command's output as it comes, prefixed by its node
+([build] ..., [design/v2] ... for a prototype's variant). Exit 0 when the run succeeds, 1 when
+it fails, 3 when it waits for an approval.
 
   --repo DIR           the repository (default: the one the current directory is in)
   --brief TEXT         what the run is asked to do
   --brief-file F       the brief, from a file
+  -e, --event FILE     a GitHub webhook payload (issues labeled, or issue_comment with
+                       /clustercode run [NAME]): it picks the workflow as the app would and the
+                       issue is the brief, as act -e
+  --from NODE          start at NODE instead of the entry, then follow the graph
+  --only NODE          run NODE alone; the run ends with its outcome
+  -n, --dry-run        validate and print the path when every node succeeds, with what each
+                       node would run; nothing starts
+  -q, --quiet          one line per command, without its output
   --as NAME            who started the run (default $USER)
   --include-uncommitted  start from the working tree as it is (committed to the run branch);
                        without it, uncommitted changes are left out with a warning
@@ -76,7 +104,12 @@ ${RUN_OPTIONS}`,
     summary: "where a run (or every run of --repo) stands",
     help: `Usage: clustercode status [RUN] [--repo DIR]
 
-Where RUN stands, node by node; without RUN, the runs of the repository --repo (default .).
+Where RUN stands: its workflow, status, start, duration and branch, then each visit of a node
+(numbered per node: visit 2 is the node's second time) with its attempt, outcome and duration.
+Without RUN, the runs of the repository (the one the current directory is in, else --repo DIR;
+outside one, exit 2) as a table. A running run that no process drives shows as interrupted.
+
+  --repo DIR           the repository whose runs to list
 ${RUN_OPTIONS}`,
     load: async () => (await import("./status-command.js")).status,
   },
@@ -91,6 +124,23 @@ The run's evidence log, in order. Works while another process drives the run.
                        run ends or waits on people; exits with the run's exit code
 ${RUN_OPTIONS}`,
     load: async () => (await import("./status-command.js")).log,
+  },
+  prune: {
+    synopsis: "prune [--older-than AGE]",
+    summary: "delete ended runs' branches and DevBox checkouts",
+    help: `Usage: clustercode prune [--older-than AGE] [--dry-run] [--repo DIR] [--state-dir D]
+
+Deletes the run branches (clustercode/local-RUN and its variants' branches) and the DevBox
+checkouts of the repository's ended runs (succeeded, failed, cancelled, escalated). Their
+records and evidence stay: status, log and scorecard still read them. A checked-out branch is
+kept, with a warning.
+
+  --older-than AGE     only runs that ended before a date (2026-11-01) or AGE ago (7d, 12h)
+  -n, --dry-run        print what would be deleted
+  --repo DIR           the repository (default: the one the current directory is in)
+  --state-dir D        where runs are kept (else CLUSTERCODE_STATE_DIR, else
+                       $XDG_STATE_HOME/clustercode)`,
+    load: async () => (await import("./prune-command.js")).default,
   },
   scorecard: {
     synopsis: "scorecard [--since WHEN]",
@@ -117,8 +167,9 @@ given independently of the work's author (another provider or model).
     help: `Usage: clustercode ui [--port N] [--repo DIR] [--state-dir D]
 
 Serves the run pages of the state directory on 127.0.0.1 (prints the URL): each run's graph,
-timeline, loops, prototypes and spend, live, with Approve and Reject on a waiting approval. It
-holds the state directory while it serves, as a run does.
+timeline, loops, prototypes and spend, live, with Approve and Reject on a waiting approval.
+Runs started in other terminals show as they go; an answer given here continues the run in
+this process.
 
   --port N             the port (default: any free one)
   --repo DIR           the repository whose runs the index lists (default .)
@@ -132,12 +183,13 @@ holds the state directory while it serves, as a run does.
     help: `Usage: clustercode approve RUN [--node N] [--as NAME] [--note TEXT]
 
 Approves the approval RUN waits on, then continues the run in this process until it ends or
-waits again. Exit 4 when RUN waits on no approval (or has ended).
+waits again, printing its commands' output. Exit 4 when RUN waits on no approval (or has
+ended).
 
   --node N             the approval node, when it matters
   --as NAME            who answers (default $USER)
   --note TEXT          a note kept with the answer
-${RUN_OPTIONS}`,
+${DRIVE_OPTIONS}`,
     load: control("approve"),
   },
   reject: {
@@ -150,7 +202,7 @@ Rejects the approval RUN waits on, then continues the run (it takes the rejected
   --node N             the approval node, when it matters
   --as NAME            who answers (default $USER)
   --note REASON        why
-${RUN_OPTIONS}`,
+${DRIVE_OPTIONS}`,
     load: control("reject"),
   },
   resume: {
@@ -160,7 +212,7 @@ ${RUN_OPTIONS}`,
 
 Continues a run whose process stopped, firing the timers that fell due meanwhile. Exit 4 when
 the run has already ended.
-${RUN_OPTIONS}`,
+${DRIVE_OPTIONS}`,
     load: control("resume"),
   },
   retry: {
@@ -174,7 +226,7 @@ spend and the run's wall clock carry over: a retry that needs a used-up budget i
 
   --reset-budget       give the retried node fresh budgets (recorded with who asked)
   --as NAME            who asks (default $USER)
-${RUN_OPTIONS}`,
+${DRIVE_OPTIONS}`,
     load: control("retry"),
   },
   cancel: {
@@ -183,7 +235,7 @@ ${RUN_OPTIONS}`,
     help: `Usage: clustercode cancel RUN [--as NAME]
 
 Stops the run and its DevBoxes; exit 0 once it is cancelled, 4 when it had already ended.
-${RUN_OPTIONS}`,
+${DRIVE_OPTIONS}`,
     load: control("cancel"),
   },
   resolve: {
@@ -192,16 +244,20 @@ ${RUN_OPTIONS}`,
     help: `Usage: clustercode resolve RUN succeeded|failed [--as NAME] [--note TEXT]
 
 Answers a lost, non-idempotent node after checking the real world, then continues the run.
-${RUN_OPTIONS}`,
+${DRIVE_OPTIONS}`,
     load: control("resolveRun"),
   },
   devbox: {
     synopsis: "devbox",
     summary: "the DevBox agent (started by executors)",
-    help: `Usage: clustercode devbox --api URL --devbox ID
+    help: `Usage: clustercode devbox --api URL --devbox ID [--token-stdin]
 
 The DevBox agent, started by executors inside a fresh clone; the token comes from
-CLUSTERCODE_DEVBOX_TOKEN, never from argv.`,
+CLUSTERCODE_DEVBOX_TOKEN, never from argv.
+
+  --api URL            the hub's internal DevBox API
+  --devbox ID          this DevBox's id
+  --token-stdin        read the token from stdin instead (its first line)`,
     load: async () => (await import("./devbox-command.js")).default,
   },
 };

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { isFinal, type RunEvent, type RunSnapshot } from "../engine/model.js";
-import type { LocalHost } from "../runtime/local-host.js";
+import { LocalHost } from "../runtime/local-host.js";
 import { graphVersion } from "../workflow/graph-version.js";
 import {
   EXIT,
@@ -12,15 +12,9 @@ import {
   type Command,
   type CommandIo,
 } from "./command.js";
-import { Interruption, INTERRUPTED_EXIT } from "./interruption.js";
-import { openLocalHost } from "./open-local-host.js";
-import {
-  finish,
-  progressPrinter,
-  RUN_FORMATS,
-  runIdArgument,
-  usableStateDir,
-} from "./run-output.js";
+import { interruptedExit, Interruption } from "./interruption.js";
+import { LiveOutput } from "./live-output.js";
+import { finish, RUN_FORMATS, runIdArgument, usableStateDir } from "./run-output.js";
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -42,15 +36,18 @@ function controlCommand(
       ...options,
       "state-dir": { type: "string" },
       format: { type: "string" },
+      quiet: { type: "boolean", short: "q" },
     });
     const format = formatOption(values.format, RUN_FORMATS);
     const runId = runIdArgument(positionals, usage);
     const event = eventOf?.(values, positionals.slice(1), io, Date.now());
     const stateDir = await usableStateDir(values["state-dir"], io.env);
-    const host = await openLocalHost(name, {
+    const live = new LiveOutput({ io, stateDir, format, quiet: values.quiet === true });
+    const host = await LocalHost.open({
+      command: name,
       stateDir,
       env: io.env,
-      onTransition: progressPrinter(io, format),
+      onTransition: live.onTransition,
     });
     const interruption = new Interruption(io.stderr);
     let ended: RunSnapshot | "interrupted";
@@ -59,14 +56,10 @@ function controlCommand(
       ended = await Promise.race([drive(host, stateDir, runId, event, say), interruption.happened]);
     } finally {
       await host.close();
+      await live.stop();
       interruption.dispose();
     }
-    if (ended === "interrupted") {
-      io.stderr.write(
-        `run ${runId}: interrupted; its DevBoxes are stopped. Continue it with: clustercode resume ${runId}\n`,
-      );
-      return INTERRUPTED_EXIT;
-    }
+    if (ended === "interrupted") return interruptedExit(io.stderr, runId);
     const code = finish(io, ended, format);
     return succeeded(ended) ? EXIT.ok : code;
   };

@@ -1,9 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { isSettled } from "../runtime/runtime.js";
 import { StateDirHolder } from "../store/state-dir-holder.js";
-import type { StateDirReader } from "../store/state-dir-reader.js";
-import { StoreError } from "../store/store-error.js";
-import { readStateDir } from "./busy-state-dir.js";
+import { openStore } from "../store/embedded.js";
+import type { Store } from "../store/store.js";
 import type { CommandIo } from "./command.js";
 import { DevBoxLogTail, type DevBoxLogLine } from "../devbox/local/log-tail.js";
 import { EvidenceNarrator, renderRecord } from "./evidence-narrator.js";
@@ -21,24 +20,17 @@ export interface FollowOptions {
   format: (typeof RUN_FORMATS)[number];
 }
 
-/** Why one pass over an open store ended. */
-type PassEnd = { exit: number } | "holder-gone";
-
 /**
- * Prints a run's evidence and then, while the process driving it lives, its new evidence and its
+ * Prints a run's evidence and then, while a process drives it, its new evidence and its
  * DevBoxes' output as they come. Ends with the run's exit code once it finishes or waits on
  * people; when no process drives it (any more), says how to resume it and exits 1.
  */
 export async function followRun(options: FollowOptions): Promise<number> {
-  const follower = new Follower(options);
-  for (let pass = 0; ; pass++) {
-    const reader = await readStateDir(options.stateDir, options.io.env);
-    try {
-      const end = await follower.pass(reader, pass === 0);
-      if (end !== "holder-gone") return end.exit;
-    } finally {
-      await reader.close();
-    }
+  const opened = await openStore({ stateDir: options.stateDir, env: options.io.env });
+  try {
+    return await new Follower(options).follow(opened.store);
+  } finally {
+    await opened.close();
   }
 }
 
@@ -53,47 +45,33 @@ class Follower {
     this.#logs = new DevBoxLogTail(options.stateDir, options.runId);
   }
 
-  async pass(reader: StateDirReader, first: boolean): Promise<PassEnd> {
-    const { io, runId } = this.#options;
+  async follow(store: Store): Promise<number> {
+    const { io, runId, stateDir } = this.#options;
     for (;;) {
-      let state;
-      try {
-        state = await this.#catchUp(reader);
-      } catch (error) {
-        // The holder ended between two looks: read the rest from the directory itself.
-        if (
-          error instanceof StoreError &&
-          reader.holder !== undefined &&
-          !this.#holderLives(reader)
-        )
-          return "holder-gone";
-        throw error;
-      }
+      const state = await this.#catchUp(store);
       if (state === undefined) {
-        if (!first) throw new Error(`run ${runId} disappeared from the store`);
         io.stderr.write(`clustercode log: no run ${runId} in this state directory\n`);
-        return { exit: 2 };
+        return 2;
       }
       if (isSettled(state)) {
         this.#print(this.#logs.flush());
-        return { exit: exitCodeOf(state) };
+        return exitCodeOf(state);
       }
-      if (reader.holder?.runs.includes(runId) !== true) {
+      if (StateDirHolder.driverOf(stateDir, runId) === undefined) {
         this.#print(this.#logs.flush());
         io.stderr.write(
           `clustercode log: no process is driving run ${runId}; continue it with: clustercode resume ${runId}\n`,
         );
-        return { exit: 1 };
+        return 1;
       }
       await sleep(POLL_MS);
-      if (!this.#holderLives(reader)) return "holder-gone";
     }
   }
 
   /** Prints what is new and returns where the run stands. */
-  async #catchUp(reader: StateDirReader) {
+  async #catchUp(store: Store) {
     const { runId, io, format } = this.#options;
-    const runs = new RunRepository(reader.store);
+    const runs = new RunRepository(store);
     const run = await runs.get(runId);
     if (run === undefined) return undefined;
     // Output first: what a command printed came before the evidence of its end.
@@ -118,9 +96,5 @@ class Follower {
         format === "json" ? `${JSON.stringify({ devbox, output: line })}\n` : `      │ ${line}\n`,
       );
     }
-  }
-
-  #holderLives(reader: StateDirReader): boolean {
-    return StateDirHolder.read(this.#options.stateDir)?.pid === reader.holder?.pid;
   }
 }

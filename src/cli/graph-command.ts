@@ -1,20 +1,21 @@
 import { renderMermaid } from "../workflow/mermaid.js";
-import { parseWorkflow } from "../workflow/parse.js";
-import { parseOptions, readInput, UsageError, type Command } from "./command.js";
+import { parseOptions, UsageError, type Command } from "./command.js";
 import { renderReports } from "./validate-command.js";
+import { chooseWorkflow } from "./workflow-choice.js";
 
-/** `clustercode graph FILE`: the workflow as a Mermaid flowchart. */
+/**
+ * `clustercode graph [FILE|NAME]`: the workflow as a Mermaid flowchart; without an argument the
+ * repository's workflow, found as `run` finds it.
+ */
 const graph: Command = async (args, io) => {
   const { positionals } = parseOptions(args, {});
-  const [file, ...rest] = positionals;
-  if (file === undefined || rest.length > 0) throw new UsageError("usage: clustercode graph FILE");
-  const text = await readInput(io, file);
-  const result = parseWorkflow(text);
-  if (!result.ok) {
-    io.stderr.write(renderReports([{ file, valid: false, findings: result.findings }], "human"));
+  if (positionals.length > 1) throw new UsageError("usage: clustercode graph [FILE|NAME]");
+  const { file, parsed } = await chooseWorkflow(io, positionals[0]);
+  if (!parsed.ok) {
+    io.stderr.write(renderReports([{ file, valid: false, findings: parsed.findings }], "human"));
     return 1;
   }
-  io.stdout.write(renderMermaid(result.workflow));
+  io.stdout.write(renderMermaid(parsed.workflow));
   return 0;
 };
 export default graph;

@@ -41,3 +41,11 @@ export class Interruption {
     process.off("SIGTERM", this.#onSignal);
   }
 }
+
+/** Says how to continue a run whose command was interrupted, and returns its exit code. */
+export function interruptedExit(stderr: { write(text: string): unknown }, runId: string): number {
+  stderr.write(
+    `run ${runId}: interrupted; its DevBoxes are stopped. Continue it with: clustercode resume ${runId}\n`,
+  );
+  return INTERRUPTED_EXIT;
+}

@@ -9,7 +9,6 @@ import {
   quietAwsSdkNotice,
   settingsAtStart,
 } from "../settings/process-environment.js";
-import { StoreError } from "../store/store-error.js";
 import { closeMatch } from "../workflow/edit-distance.js";
 import { COMMANDS } from "./command-table.js";
 import { CliError, EXIT, UsageError } from "./command.js";
@@ -95,10 +94,6 @@ function report(name: string, error: unknown, debug: boolean): number {
     const help = error instanceof UsageError && error.pointToHelp;
     line(help ? `${error.message} (see 'clustercode ${name} --help')` : error.message);
     return EXIT[error.code];
-  }
-  if (error instanceof StoreError && error.code === "state_dir_locked") {
-    line(`${error.message}: wait for it to finish, or use another --state-dir`);
-    return EXIT.nothingToDo;
   }
   const message = error instanceof Error ? error.message : String(error);
   line(`${message.split("\n")[0]} (CLUSTERCODE_DEBUG=1 shows the stack)`);

@@ -2,92 +2,83 @@ import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { relative, resolve } from "node:path";
 import { promisify } from "node:util";
-import { cleanIssueText } from "../agents/clean-text.js";
 import { resolveEngines } from "../agents/engines.js";
 import type { RunSnapshot } from "../engine/model.js";
+import { LocalHost } from "../runtime/local-host.js";
 import { graphVersion } from "../workflow/graph-version.js";
-import { parseWorkflow } from "../workflow/parse.js";
-import {
-  formatOption,
-  parseOptions,
-  readInput,
-  UsageError,
-  type Command,
-  type CommandIo,
-} from "./command.js";
-import { discoverWorkflows, findGitRoot } from "../workflow/find-workflows.js";
-import { Interruption, INTERRUPTED_EXIT } from "./interruption.js";
-import { openLocalHost } from "./open-local-host.js";
-import { finish, progressPrinter, RUN_FORMATS, usableStateDir } from "./run-output.js";
+import { formatOption, parseOptions, UsageError, type Command, type CommandIo } from "./command.js";
+import { findGitRoot } from "../workflow/find-workflows.js";
+import { interruptedExit, Interruption } from "./interruption.js";
+import { dryRun } from "./dry-run.js";
+import { LiveOutput } from "./live-output.js";
+import { chooseRun } from "./run-choice.js";
+import { finish, RUN_FORMATS, usableStateDir } from "./run-output.js";
 import { commitWorkingTree, uncommittedPaths } from "./uncommitted.js";
-import { renderReports } from "./validate-command.js";
 
 const git = promisify(execFile);
 
+const OPTIONS = {
+  repo: { type: "string" },
+  brief: { type: "string" },
+  "brief-file": { type: "string" },
+  event: { type: "string", short: "e" },
+  from: { type: "string" },
+  only: { type: "string" },
+  "dry-run": { type: "boolean", short: "n" },
+  "state-dir": { type: "string" },
+  format: { type: "string" },
+  as: { type: "string" },
+  "include-uncommitted": { type: "boolean" },
+  quiet: { type: "boolean", short: "q" },
+} as const;
+
 /**
-/**
- * `clustercode run [FILE] [--repo DIR] [--brief TEXT|--brief-file F] [--state-dir D]
- * [--format json] [--include-uncommitted]`: runs a workflow (by default the repository's
+ * `clustercode run [FILE|NAME] [options]`: runs a workflow (by default the repository's
  * `.clustercode/workflow.yml`) locally, with DevBoxes as child processes working in fresh clones
  * of the repository (by default the one the current directory is in); the run branch is pushed
  * back to it. Uncommitted changes are left out with a warning, or copied in with
  * `--include-uncommitted`. Ctrl-C stops the DevBoxes and leaves the run to `clustercode resume`.
  */
 const run: Command = async (args, io) => {
-  const { values, positionals } = parseOptions(args, {
-    repo: { type: "string" },
-    brief: { type: "string" },
-    "brief-file": { type: "string" },
-    "state-dir": { type: "string" },
-    format: { type: "string" },
-    as: { type: "string" },
-    "include-uncommitted": { type: "boolean" },
-  });
+  const { values, positionals } = parseOptions(args, OPTIONS);
   const format = formatOption(values.format, RUN_FORMATS);
-  if (positionals.length > 1) throw new UsageError("give one workflow file", { pointToHelp: true });
-  const file = positionals[0] ?? (await defaultWorkflow(io));
-  if (values.brief !== undefined && values["brief-file"] !== undefined) {
-    throw new UsageError("give --brief or --brief-file, not both");
-  }
-  const text = await readInput(io, file);
-  const parsed = parseWorkflow(text);
-  if (!parsed.ok) {
-    io.stderr.write(renderReports([{ file, valid: false, findings: parsed.findings }], "human"));
-    return 2;
+  if (positionals.length > 1) throw new UsageError("give one workflow", { pointToHelp: true });
+  const chosen = await chooseRun(io, positionals[0], values);
+  if (values["dry-run"] === true) {
+    io.stdout.write(dryRun(chosen.workflow));
+    return 0;
   }
   const repo = resolve(io.cwd, values.repo ?? (await findGitRoot(io.cwd)) ?? ".");
   const baseBranch = await currentBranch(repo);
-  const brief =
-    values["brief-file"] !== undefined
-      ? await readInput(io, values["brief-file"])
-      : (values.brief ?? "");
-  // The brief may be an issue pasted from GitHub: it gets the same cleaning as the app's.
-  const cleaned = cleanIssueText(brief);
   const runId = `r${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
   const branch = `clustercode/local-${runId}`;
-  const host = await openLocalHost("run", {
-    stateDir: await usableStateDir(values["state-dir"], io.env),
+  const { file, workflow, brief } = chosen;
+  const stateDir = await usableStateDir(values["state-dir"], io.env);
+  const live = new LiveOutput({ io, stateDir, format, quiet: values.quiet === true });
+  const host = await LocalHost.open({
+    command: "run",
+    stateDir,
     env: io.env,
-    onTransition: progressPrinter(io, format),
+    onTransition: live.onTransition,
   });
   const interruption = new Interruption(io.stderr);
   let ended: RunSnapshot | "interrupted";
   try {
-    if (format === "human") io.stdout.write(`run ${runId} of ${parsed.workflow.name} on ${repo}\n`);
+    if (format === "human") io.stdout.write(`run ${runId} of ${workflow.name} on ${repo}\n`);
     await takeUncommitted(io, repo, branch, values["include-uncommitted"] === true);
     // A run its workflow's admission queues ends this command queued; `resume` starts it later.
     const started = host.start(
       {
         runId,
-        workflow: parsed.workflow,
+        workflow,
         // The graph version is the file's git blob SHA, as the app pins it from GitHub.
-        source: { path: relative(repo, resolve(io.cwd, file)), sha: graphVersion(text) },
+        source: { path: relative(repo, resolve(io.cwd, file.file)), sha: graphVersion(file.text) },
         baseBranch,
         branch,
-        brief: cleaned.text,
-        briefCleaned: { ...cleaned.removed },
+        brief: brief.text,
+        briefCleaned: { ...brief.removed },
         startedBy: values.as ?? io.env.USER ?? "local",
-        engines: resolveEngines(parsed.workflow),
+        engines: resolveEngines(workflow),
       },
       { repo },
     );
@@ -98,31 +89,13 @@ const run: Command = async (args, io) => {
   } finally {
     // On Ctrl-C this is what stops the DevBoxes (their process groups) before the exit.
     await host.close();
+    await live.stop();
     interruption.dispose();
   }
-  if (ended === "interrupted") {
-    io.stderr.write(
-      `run ${runId}: interrupted; its DevBoxes are stopped. Continue it with: clustercode resume ${runId}\n`,
-    );
-    return INTERRUPTED_EXIT;
-  }
+  if (ended === "interrupted") return interruptedExit(io.stderr, runId);
   return finish(io, ended, format);
 };
 export default run;
-
-/** The workflow `run` takes when none is named: the repository's only one. */
-async function defaultWorkflow(io: CommandIo): Promise<string> {
-  const found = await discoverWorkflows(io.cwd);
-  if (found.length === 1 && found[0] !== undefined) return found[0];
-  if (found.length === 0) {
-    throw new UsageError(
-      "no workflow found: pass a file, or run inside a repository with .clustercode/workflow.yml (clustercode init writes one)",
-    );
-  }
-  throw new UsageError(
-    `this repository has ${found.length} workflows: name one (${found.join(", ")})`,
-  );
-}
 
 /**
  * Warns that uncommitted changes stay out of the run, or (when asked) commits the working tree

@@ -2,10 +2,9 @@ import { constants } from "node:fs";
 import { access, mkdir } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
-import type { Effect, RunSnapshot } from "../engine/model.js";
-import type { RunDocument } from "../runtime/runtime.js";
+import type { RunSnapshot } from "../engine/model.js";
 import { describeFsError, EXIT, UsageError, type CommandIo } from "./command.js";
-import { EvidenceNarrator, reasonNote } from "./evidence-narrator.js";
+import { reasonNote } from "./evidence-narrator.js";
 
 /** Output formats of the run commands. */
 export const RUN_FORMATS = ["human", "json"] as const;
@@ -64,18 +63,6 @@ export function summarize(state: RunSnapshot): Record<string, unknown> {
       outcome: visit.outcome ?? null,
       label: visit.label ?? null,
     })),
-  };
-}
-
-/** Prints a run's progress as it goes (human format) from the evidence of each transition. */
-export function progressPrinter(io: CommandIo, format: (typeof RUN_FORMATS)[number]) {
-  const narrator = new EvidenceNarrator();
-  return (_run: RunDocument, effects: Effect[]) => {
-    if (format !== "human") return;
-    for (const effect of effects) {
-      if (effect.type !== "evidence") continue;
-      for (const line of narrator.lines(effect.entry)) io.stdout.write(`${line}\n`);
-    }
   };
 }
 

@@ -3,20 +3,20 @@ import { resolve } from "node:path";
 import { readVerdicts } from "../scorecard/read-verdicts.js";
 import { formatShare, scorecard, type ScorecardRow } from "../scorecard/scorecard.js";
 import { DURATION_PATTERN, parseDuration } from "../workflow/duration.js";
-import { readStateDir } from "./busy-state-dir.js";
+import { openStore } from "../store/embedded.js";
 import { formatOption, parseOptions, UsageError, type Command } from "./command.js";
 import { findGitRoot } from "../workflow/find-workflows.js";
 import { usableStateDir } from "./run-output.js";
 import { RunRepository } from "../store/run-repository.js";
 
 /** `--since`: a date (2026-11-01, or any ISO time) or a duration back from now (7d, 12h). */
-export function sinceOf(text: string | undefined, now: number): number {
+export function sinceOf(text: string | undefined, now: number, option = "--since"): number {
   if (text === undefined) return 0;
   if (DURATION_PATTERN.test(text)) return now - parseDuration(text);
   const at = Date.parse(text);
   if (Number.isNaN(at)) {
     throw new UsageError(
-      `--since must be a date (2026-11-01) or a duration (7d, 12h), got "${text}"`,
+      `${option} must be a date (2026-11-01) or a duration (7d, 12h), got "${text}"`,
     );
   }
   return at;
@@ -77,7 +77,7 @@ export const scorecardCommand: Command = async (args, io) => {
   const since = sinceOf(values.since, Date.now());
   const repo = await repositoryOf(io.cwd, values.repo);
   const stateDir = await usableStateDir(values["state-dir"], io.env);
-  const opened = await readStateDir(stateDir, io.env);
+  const opened = await openStore({ stateDir, env: io.env });
   try {
     const repository = new RunRepository(opened.store);
     const runs = (await repository.list(repo, { limit: Infinity })).filter(

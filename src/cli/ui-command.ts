@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
 import { createEditorHandler } from "../editor/editor-server.js";
 import { LocalWorkflowFiles } from "../editor/local-workflow-files.js";
-import { openLocalHost } from "./open-local-host.js";
+import { LocalHost } from "../runtime/local-host.js";
 import { RunRepository } from "../store/run-repository.js";
 import { LocalRunPages } from "../ui/local-run-pages.js";
 import { createRunPagesHandler } from "../ui/run-pages-server.js";
@@ -13,8 +13,8 @@ import { resolveStateDir } from "./run-output.js";
 
 /**
  * `clustercode ui [--state-dir D] [--port N] [--repo DIR]`: serves the run pages of the state
- * directory's runs, and the workflow editor (`/workflows`), on 127.0.0.1 until interrupted. The process holds the state directory (as
- * `clustercode run` does) and drives the runs answered from the pages.
+ * directory's runs, and the workflow editor (`/workflows`), on 127.0.0.1 until interrupted. It
+ * shares the state directory with other commands and drives the runs answered from the pages.
  */
 const ui: Command = async (args, io) => {
   const { values } = parseOptions(args, {
@@ -26,7 +26,7 @@ const ui: Command = async (args, io) => {
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UsageError("--port must be a port number");
   const stateDir = resolveStateDir(values["state-dir"], io.env);
-  const host = await openLocalHost("ui", { stateDir, env: io.env });
+  const host = await LocalHost.open({ command: "ui", stateDir, env: io.env });
   const repo = resolve(io.cwd, values.repo ?? ".");
   const server = createServer();
   const pages = new LocalRunPages({

@@ -280,6 +280,8 @@ export type RunEvent = { at: number } & (
       label: string;
       reasoning: string;
       model?: string;
+      /** Who answered when it is not the node's declared provider (a judge command). */
+      provider?: string;
       costUsd?: number;
       usage?: TokenUsage;
     }

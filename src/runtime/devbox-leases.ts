@@ -3,6 +3,20 @@ import type { Store } from "../store/store.js";
 /** How long a DevBox's lease lasts unless renewed (it is renewed every third of that). */
 export const DEVBOX_LEASE_MS = 15_000;
 
+/** Which process owns which DevBox, as the effects and recovery ask it. */
+export interface DevBoxOwnership {
+  /** How long after its owner is gone a DevBox may be found out (recovery looks again then). */
+  readonly ms: number;
+  /** Takes (or keeps) DevBox `id`; false while another live process owns it. */
+  take(id: string): Promise<boolean>;
+  /** Gives DevBox `id` up. */
+  release(id: string): Promise<void>;
+  /** Keeps the DevBoxes `live` lists; one another process took meanwhile goes to `lost`. */
+  start(live: () => string[], lost: (id: string) => void, onError: (error: unknown) => void): void;
+  /** Stops keeping them. */
+  stop(): Promise<void>;
+}
+
 /** What {@link DevBoxLeases} works with. */
 export interface DevBoxLeaseDeps {
   store: Store;
@@ -18,7 +32,7 @@ export interface DevBoxLeaseDeps {
  * conditional write before the DevBox starts and renewed while it runs. Another replica may
  * declare a DevBox lost, or start it, only once the lease has lapsed: its owner is gone.
  */
-export class DevBoxLeases {
+export class DevBoxLeases implements DevBoxOwnership {
   readonly ms: number;
   #renewal: NodeJS.Timeout | undefined;
   #renewing: Promise<void> = Promise.resolve();

@@ -8,7 +8,7 @@ import { DevBoxRegistry } from "./devbox-registry.js";
 import { DevBoxEffects, type DevBoxSource } from "./effects.js";
 import type { Judge } from "./judge.js";
 import type { DevBoxEventSink, HostLog, SurfacesPort } from "./ports.js";
-import { DevBoxLeases } from "./devbox-leases.js";
+import { DevBoxLeases, type DevBoxOwnership } from "./devbox-leases.js";
 import { recoverRun, recoverRuns } from "./recover.js";
 import { RunRepository, type RunDocument } from "../store/run-repository.js";
 import { Runtime, type RuntimeOptions } from "./runtime.js";
@@ -53,9 +53,12 @@ export interface HostPorts {
   telemetry?: Telemetry;
   /**
    * Replicas share the store: DevBoxes are owned under leases of this length (see
-   * {@link DevBoxLeases}); unset for a process that is alone with its store (the CLI).
+   * {@link DevBoxLeases}), or as `devboxOwnership` says; with neither, the process is alone
+   * with its store.
    */
   devboxLeaseMs?: number;
+  /** Who owns which DevBox, when not leases in the store (the CLI's processes on one machine). */
+  devboxOwnership?: DevBoxOwnership;
   /** Fault injection at the runtime's effect boundaries (see {@link RuntimeOptions}). */
   atBoundary?: RuntimeOptions["atBoundary"];
 }
@@ -76,7 +79,7 @@ export class Host {
     private readonly devboxes: DevBoxPorts,
     private readonly clock: () => number,
     readonly telemetry: Telemetry,
-    private readonly leases: DevBoxLeases | undefined,
+    private readonly leases: DevBoxOwnership | undefined,
   ) {}
 
   #recheck: NodeJS.Timeout | undefined;
@@ -156,7 +159,7 @@ export async function createHost(ports: HostPorts): Promise<Host> {
   const devboxes = await ports.devboxes(registry, surfaces);
   const leases =
     ports.devboxLeaseMs === undefined
-      ? undefined
+      ? ports.devboxOwnership
       : new DevBoxLeases({ store, holder, now, ms: ports.devboxLeaseMs });
   const effects = new DevBoxEffects({
     store,

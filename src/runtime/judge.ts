@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { basename } from "node:path";
 import { z } from "zod";
 import { AnthropicProvider, DEFAULT_ANTHROPIC_JUDGE_MODEL } from "../agents/anthropic-judge.js";
 import { JudgeError } from "../agents/judge-error.js";
@@ -48,10 +49,12 @@ export class CommandJudge implements Judge {
         }
         try {
           const verdict = verdictSchema.parse(JSON.parse(stdout));
+          // Credited to the command, not to the provider the workflow declares.
           resolve({
             label: verdict.label,
             reasoning: verdict.reasoning,
-            ...(verdict.model === undefined ? {} : { model: verdict.model }),
+            provider: "command",
+            model: verdict.model ?? basename(program),
             ...(verdict.costUsd === undefined ? {} : { costUsd: verdict.costUsd }),
           });
         } catch (error) {

@@ -9,6 +9,7 @@ import { createHost, type DevBoxPorts, type Host } from "./host.js";
 import { openDevBoxSide } from "./devbox-side.js";
 import { openTelemetry } from "../telemetry/open-telemetry.js";
 import { judgeFromEnv } from "./judge.js";
+import { LocalDevBoxOwners } from "./local-devbox-owners.js";
 import type { DevBoxEventSink } from "./ports.js";
 import type { RunDocument } from "../store/run-repository.js";
 import { isSettled, type Runtime } from "./runtime.js";
@@ -88,13 +89,14 @@ export class LocalHost {
     const store = opened.store;
     const holder = await StateDirHolder.claim(
       options.stateDir,
-      { command: options.command ?? "run", endpoint: opened.endpoint },
+      { command: options.command ?? "run" },
       now,
     ).catch(async (error: unknown) => {
       await opened.close();
       throw error;
     });
     const fail = (error: unknown) => watch.fail(error);
+    const owners = new LocalDevBoxOwners(options.stateDir);
     const host = await createHost({
       store,
       clock: now,
@@ -102,7 +104,8 @@ export class LocalHost {
       judge: judgeFromEnv(options.env),
       diffs: new GitDiffSource(),
       holder: `local:${process.pid}`,
-      devboxes: (events) => localDevBoxes(options, store, events, fail),
+      devboxes: (events) => localDevBoxes(options, store, events, fail, owners),
+      devboxOwnership: owners,
       ...faultInjection(options.env),
       telemetry: await openTelemetry(options.env),
       onTransition: (run, done, event) => {
@@ -144,13 +147,27 @@ export class LocalHost {
     });
   }
 
-  /** Resolves when the run finishes or waits on people; rejects when the host failed. */
+  /**
+   * Resolves when the run finishes or waits on people, here or in another process sharing the
+   * state directory (`cancel` in another terminal); rejects when the host failed.
+   */
   async settled(runId: string): Promise<RunSnapshot> {
     const waiting = this.watch.wait(runId);
-    await this.runtime.idle();
-    const current = (await this.runtime.load(runId))?.document.state;
-    if (current !== undefined) this.watch.notify(current);
-    return waiting;
+    const look = async () => {
+      const current = (await this.runtime.load(runId))?.document.state;
+      if (current !== undefined) this.watch.notify(current);
+    };
+    const looking = setInterval(
+      () => void look().catch((error) => this.watch.fail(error)),
+      LOOK_MS,
+    );
+    try {
+      await this.runtime.idle();
+      await look();
+      return await waiting;
+    } finally {
+      clearInterval(looking);
+    }
   }
 
   /** Stops the timer pump, DevBoxes, the hub and the store. */
@@ -160,15 +177,22 @@ export class LocalHost {
   }
 }
 
-/** Local DevBoxes: processes in the state directory behind a hub on 127.0.0.1. */
+/** How often a wait for a run looks at the store, for what other processes did to it. */
+const LOOK_MS = 500;
+
+/**
+ * Local DevBoxes: processes in the state directory behind a hub on 127.0.0.1. Those a crashed
+ * process left are stopped; those of another live process sharing the directory are its own.
+ */
 async function localDevBoxes(
   options: LocalHostOptions,
   store: Store,
   events: DevBoxEventSink,
   fail: (error: unknown) => void,
+  owners: LocalDevBoxOwners,
 ): Promise<DevBoxPorts> {
   const executor = new LocalExecutor({ stateDir: options.stateDir, env: options.env });
-  await executor.reap();
+  await executor.reap(await owners.orphans(await executor.knownDevBoxIds()));
   const side = {
     stateDir: options.stateDir,
     env: options.env,

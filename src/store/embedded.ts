@@ -1,14 +1,12 @@
 import { mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
-import { join } from "node:path";
 import type { DynamoDBClient, DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
-import { ClassicLevel } from "classic-level";
 import { dynamoClient } from "./dynamo-client.js";
 import { DynamoStore } from "./dynamo-store.js";
 import { createTable } from "./dynamo-table.js";
-import { StoreError } from "./store-error.js";
 import type { TableRequestsOptions } from "./dynamo-requests.js";
+import { attachStateDir } from "./state-dir-server.js";
 
 const require = createRequire(import.meta.url);
 
@@ -21,20 +19,14 @@ export interface EmbeddedDynamo {
 }
 
 /**
- * Starts dynalite on a free port of 127.0.0.1, persisted in LevelDB under `dir` when given and
- * in memory otherwise. One process at a time may hold a directory: a second live process gets a
- * StoreError `state_dir_locked`. A process that died (even by SIGKILL) holds nothing, since
- * LevelDB's LOCK is a kernel file lock released with the process.
+ * Starts dynalite in memory on a free port of 127.0.0.1 (a state directory's persisted store is
+ * shared between processes instead: see {@link attachStateDir}).
  */
-export async function startEmbeddedDynamo(options: { dir?: string } = {}): Promise<EmbeddedDynamo> {
-  if (options.dir !== undefined) {
-    await mkdir(options.dir, { recursive: true });
-    await checkDirectoryIsFree(options.dir);
-  }
+export async function startEmbeddedDynamo(): Promise<EmbeddedDynamo> {
   const worker = new Worker(DYNALITE_WORKER, {
     eval: true,
     resourceLimits: { maxYoungGenerationSizeMb: DYNALITE_YOUNG_GENERATION_MB },
-    workerData: { dynalite: require.resolve("dynalite"), dir: options.dir },
+    workerData: { dynalite: require.resolve("dynalite") },
   });
   const port = await new Promise<number>((resolve, reject) => {
     worker.once("error", reject);
@@ -66,7 +58,6 @@ const DYNALITE_WORKER = `
 const { parentPort, workerData } = require("node:worker_threads");
 const dynalite = require(workerData.dynalite);
 const server = dynalite({
-  ...(workerData.dir === undefined ? {} : { path: workerData.dir }),
   createTableMs: 0,
   deleteTableMs: 0,
   updateTableMs: 0,
@@ -89,7 +80,7 @@ export interface OpenedStore {
 
 /** Where openStore finds its database. */
 export interface OpenStoreOptions {
-  /** Local state directory; the embedded database lives in `<stateDir>/dynamodb`. */
+  /** Local state directory; its database lives in `<stateDir>/dynamodb` (in memory without). */
   stateDir?: string;
   /** Read for CLUSTERCODE_DYNAMODB_ENDPOINT, CLUSTERCODE_DYNAMODB_TABLE, AWS_REGION, AWS keys. */
   env: NodeJS.ProcessEnv;
@@ -100,9 +91,9 @@ export interface OpenStoreOptions {
 /**
  * Opens the store. With CLUSTERCODE_DYNAMODB_ENDPOINT set, it uses that endpoint and table
  * CLUSTERCODE_DYNAMODB_TABLE (default `clustercode`) in AWS_REGION (default `us-east-1`), with
- * the AWS keys of `env` or else the SDK's default credentials. Otherwise it starts dynalite
- * persisted under `<stateDir>/dynamodb` (in memory without a stateDir). Creates the table when
- * missing either way.
+ * the AWS keys of `env` or else the SDK's default credentials. Otherwise it attaches to the
+ * state directory's shared store (see {@link attachStateDir}), or starts dynalite in memory
+ * without a stateDir. Creates the table when missing either way.
  */
 export async function openStore(options: OpenStoreOptions): Promise<OpenedStore> {
   const { env } = options;
@@ -113,8 +104,7 @@ export async function openStore(options: OpenStoreOptions): Promise<OpenedStore>
     const client = dynamoClient({ endpoint, region, ...credentialsFrom(env) });
     return finishOpening(client, table, endpoint, options, async () => {});
   }
-  const dir = options.stateDir === undefined ? undefined : join(options.stateDir, "dynamodb");
-  const server = await startEmbeddedDynamo(dir === undefined ? {} : { dir });
+  const server = await embeddedServer(options.stateDir);
   const client = dynamoClient({
     endpoint: server.endpoint,
     region,
@@ -148,27 +138,15 @@ async function finishOpening(
   return { store, endpoint, close };
 }
 
-/**
- * Opens and closes the LevelDB directory once: dynalite itself would crash the process on a
- * locked directory at its first request instead of reporting it.
- */
-async function checkDirectoryIsFree(dir: string): Promise<void> {
-  const db = new ClassicLevel(dir);
-  try {
-    await db.open();
-  } catch (error) {
-    const cause = error instanceof Error ? error.cause : undefined;
-    const locked = (cause as { code?: unknown } | undefined)?.code === "LEVEL_LOCKED";
-    throw new StoreError(
-      locked ? "state_dir_locked" : "unknown",
-      locked
-        ? `The state directory ${dir} is in use by another running clustercode process`
-        : `Cannot open the embedded database in ${dir}`,
-      { cause: error },
-    );
-  } finally {
-    await db.close();
-  }
+/** The state directory's shared store, or dynalite in memory. */
+async function embeddedServer(stateDir: string | undefined): Promise<EmbeddedDynamo> {
+  if (stateDir === undefined) return startEmbeddedDynamo();
+  await mkdir(stateDir, { recursive: true });
+  const attached = await attachStateDir(stateDir);
+  return {
+    endpoint: attached.endpoint,
+    close: () => Promise.resolve(attached.detach()),
+  };
 }
 
 function credentialsFrom(env: NodeJS.ProcessEnv): Pick<DynamoDBClientConfig, "credentials"> {

@@ -1,27 +1,25 @@
-import { readFileSync, rmSync } from "node:fs";
-import { rename, writeFile } from "node:fs/promises";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
-/** What the process holding a state directory says about itself in `<stateDir>/holder.json`. */
+/** What a process driving runs of a state directory says about itself. */
 export interface HolderInfo {
-  /** The holding process. */
+  /** The process. */
   pid: number;
-  /** The command it runs (`run`, `resume`, ...). */
+  /** The command it runs (`run`, `ui`, `approve`, ...). */
   command: string;
-  /** Its embedded database, served on 127.0.0.1: other processes read the runs through it. */
-  endpoint: string;
   /** The runs it drives, in the order it took them up. */
   runs: string[];
   /** When it took the directory, in ms since the epoch. */
   since: number;
 }
 
-const FILE = "holder.json";
+const FOLDER = "holders";
 
 /**
- * The note a process holding a state directory (LevelDB allows one) leaves for the others: which
- * process, which runs, and where its database answers, so `status` and `log` read through it
- * instead of failing on the lock, and a second `run` can say who holds the directory.
+ * The note each process driving runs of a state directory leaves for the others, in
+ * `<stateDir>/holders/<pid>.json`: which process and which runs, so `status` and `log` tell a
+ * run some live process drives from one whose process stopped.
  */
 export class StateDirHolder {
   readonly #path: string;
@@ -39,7 +37,8 @@ export class StateDirHolder {
     info: Omit<HolderInfo, "pid" | "runs" | "since">,
     now: () => number,
   ): Promise<StateDirHolder> {
-    const holder = new StateDirHolder(join(stateDir, FILE), {
+    await mkdir(join(stateDir, FOLDER), { recursive: true });
+    const holder = new StateDirHolder(join(stateDir, FOLDER, `${process.pid}.json`), {
       ...info,
       pid: process.pid,
       runs: [],
@@ -49,16 +48,30 @@ export class StateDirHolder {
     return holder;
   }
 
-  /** The live holder of `stateDir`, or undefined when there is none (or it died). */
-  static read(stateDir: string): HolderInfo | undefined {
-    let info: HolderInfo;
+  /** The live processes driving runs of `stateDir` (the notes of dead ones mean nothing). */
+  static live(stateDir: string): HolderInfo[] {
+    let names: string[];
     try {
-      info = JSON.parse(readFileSync(join(stateDir, FILE), "utf8")) as HolderInfo;
+      names = readdirSync(join(stateDir, FOLDER));
     } catch {
-      // Missing, or half-written by a process that died: nobody is known to hold it.
-      return undefined;
+      return [];
     }
-    return Number.isInteger(info.pid) && isRunning(info.pid) ? info : undefined;
+    return names
+      .filter((name) => name.endsWith(".json"))
+      .flatMap((name) => {
+        try {
+          const info = JSON.parse(readFileSync(join(stateDir, FOLDER, name), "utf8")) as HolderInfo;
+          return Number.isInteger(info.pid) && isRunning(info.pid) ? [info] : [];
+        } catch {
+          // Half-written (its temporary file), or removed meanwhile: nobody is known by it.
+          return [];
+        }
+      });
+  }
+
+  /** The live process that drives `runId`, if one does. */
+  static driverOf(stateDir: string, runId: string): HolderInfo | undefined {
+    return StateDirHolder.live(stateDir).find((holder) => holder.runs.includes(runId));
   }
 
   /** Records that this process drives `runId` (once per run). */

@@ -23,8 +23,6 @@ export type StoreErrorCode =
   | "invalid_argument"
   /** Credentials are missing or not allowed to do this. */
   | "access_denied"
-  /** The embedded database's directory is held by another live process. */
-  | "state_dir_locked"
   /** A stored record is not what this app wrote (a hand-edited or foreign table); nothing was applied. */
   | "corrupt_record"
   /** Anything not classified above. */

@@ -59,7 +59,7 @@ nodes:
 
     const status = await runCli(["status", runId, "--state-dir", state], { cwd: repo, env });
     expect(status.code).toBe(0);
-    expect(status.stdout).toMatch(new RegExp(`^${runId} +interrupted`));
+    expect(status.stdout).toMatch(new RegExp(`^${runId} +slow +interrupted`));
     expect(status.stdout).toContain(`clustercode resume ${runId}`);
     const json = await runCli(["status", runId, "--state-dir", state, "--format", "json"], {
       cwd: repo,

@@ -103,3 +103,16 @@ export function linesOf(path: string): string[] {
     return [];
   }
 }
+
+/** Collects a child's output, and waits (boundedly) until it shows something. */
+export function watch(child: ChildProcess) {
+  const seen = { stdout: "", stderr: "" };
+  child.stdout?.on("data", (chunk: Buffer) => (seen.stdout += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (seen.stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+  const until = async (test: (out: typeof seen) => boolean, what: string) => {
+    for (let i = 0; i < 900 && !test(seen); i++) await new Promise((r) => setTimeout(r, 100));
+    if (!test(seen)) throw new Error(`never saw ${what}; stdout: ${seen.stdout}\n${seen.stderr}`);
+  };
+  return { child, seen, exited, until };
+}

@@ -12,11 +12,15 @@ nodes:
 edges:
   - { from: build, to: ship }
   - { from: ship, to: done, label: approved }
-  - { from: ship, to: failed, label: rejected }
+  - { from: ship, to: build, label: rejected, back: true, max_traversals: 2 }
 `;
 
+/** A run's line: id, workflow, status, start (local time to the minute), duration, branch. */
+const line = (runId: string, status: string, branch: string) =>
+  `${runId} +gated +${status} +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d +\\S+ +${branch}`;
+
 describe("clustercode status (local)", () => {
-  it("shows a run waiting at an approval as awaiting input, and which approval", async () => {
+  it("shows a run waiting at an approval, which approval, and each node's visits numbered", async () => {
     const { repo, state, root } = makeRepo();
     writeFileSync(join(root, "gated.yml"), GATED);
     const env = cliEnv();
@@ -26,19 +30,36 @@ describe("clustercode status (local)", () => {
     );
     expect(run.code, run.stderr).toBe(3);
     const { run: runId, branch } = summaryOf(run);
+    // Rejected, the run goes back to build: the second time through is visit 2 of each node.
+    const rejected = await runCli(["reject", runId, "--state-dir", state], { cwd: repo, env });
+    expect(rejected.code, rejected.stderr).toBe(3);
     const status = await runCli(["status", runId, "--state-dir", state], { cwd: repo, env });
     expect(status.code, status.stderr).toBe(0);
-    expect(status.stdout).toBe(
-      `${runId}  awaiting_input  ${branch}  (waiting for approval of ship)\n` +
-        `  build                attempt 1  succeeded\n` +
-        `  ship                 attempt 1  awaiting approval\n`,
+    const lines = status.stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(
+      new RegExp(`^${line(runId, "awaiting_input", branch)}  \\(waiting for approval of ship\\)$`),
     );
-    const list = await runCli(["status", "--repo", repo, "--state-dir", state], {
-      cwd: repo,
-      env,
-    });
-    expect(list.stdout).toBe(
-      `${runId}  awaiting_input  ${branch}  (waiting for approval of ship)\n`,
+    expect(lines.slice(1).map((text) => text.replace(/ +\S+( +→.*)?$/, "$1"))).toEqual([
+      "  build                visit 1  attempt 1  succeeded",
+      "  ship                 visit 1  attempt 1  rejected",
+      "  build                visit 2  attempt 1  succeeded",
+      "  ship                 visit 2  attempt 1  awaiting approval",
+    ]);
+    // From the repository, status lists its runs under a header.
+    const list = await runCli(["status", "--state-dir", state], { cwd: repo, env });
+    const [header, row] = list.stdout.split("\n");
+    expect(header).toMatch(/^RUN +WORKFLOW +STATUS +STARTED +DURATION +BRANCH$/);
+    expect(row).toMatch(
+      new RegExp(`^${line(runId, "awaiting_input", branch)}  \\(waiting for approval of ship\\)$`),
     );
-  }, 60_000);
+  }, 90_000);
+
+  it("outside a repository, without a run, is a usage error (exit 2)", async () => {
+    const { root, state } = makeRepo();
+    const outside = await runCli(["status", "--state-dir", state], { cwd: root, env: cliEnv() });
+    expect(outside.code).toBe(2);
+    expect(outside.stderr).toBe(
+      `clustercode status: ${root} is not inside a git repository: give a RUN, or --repo DIR for a repository's runs\n`,
+    );
+  }, 30_000);
 });

@@ -64,14 +64,16 @@ describe("embedded store", () => {
     }
   });
 
-  it("opens the directory of a SIGKILLed process and sees what it wrote", async () => {
+  it("shares the store with a live process, and keeps what a SIGKILLed one wrote", async () => {
     const child = await startHolder("killed-run");
-    // While the holder lives, a second process is told the directory is busy.
-    await expect(openStore({ stateDir, env: {} })).rejects.toMatchObject({
-      name: "StoreError",
-      code: "state_dir_locked",
-      message: `The state directory ${join(stateDir, "dynamodb")} is in use by another running clustercode process`,
-    });
+    // While the first process lives, a second one reads and writes the same store.
+    const second = await openStore({ stateDir, env: {} });
+    try {
+      expect(await second.store.getRun("killed-run")).toMatchObject({ status: "running" });
+      expect(await second.store.createRun({ ...run, runId: "second-run" })).toBe(true);
+    } finally {
+      await second.close();
+    }
     const exited = new Promise((resolve) => child.once("exit", resolve));
     child.kill("SIGKILL");
     await exited;
@@ -86,7 +88,9 @@ describe("embedded store", () => {
       expect((await reopened.store.getReceipts("killed-run", [1])).get(1)?.result).toEqual({
         exitCode: 0,
       });
-      expect((await reopened.store.listActiveRuns()).map((r) => r.runId)).toEqual(["killed-run"]);
+      expect((await reopened.store.listActiveRuns()).map((r) => r.runId).sort()).toEqual(
+        ["killed-run", "second-run"].sort(),
+      );
     } finally {
       await reopened.close();
     }

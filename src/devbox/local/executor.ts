@@ -184,7 +184,7 @@ export class LocalExecutor implements DevBoxExecutor {
    * and is our agent for that id) and their leftover commands. Returns the ids it stopped.
    */
   async reap(devboxIds?: string[]): Promise<string[]> {
-    const ids = devboxIds ?? (await this.#knownDevBoxIds());
+    const ids = devboxIds ?? (await this.knownDevBoxIds());
     const reaped: string[] = [];
     for (const devboxId of ids) {
       if (this.#children.has(devboxId) || this.#starting.has(devboxId)) continue;
@@ -229,7 +229,8 @@ export class LocalExecutor implements DevBoxExecutor {
     await waitForExit(running.pid, 2000);
   }
 
-  async #knownDevBoxIds(): Promise<string[]> {
+  /** The DevBoxes that have a directory in the state directory, running or not. */
+  async knownDevBoxIds(): Promise<string[]> {
     try {
       return (await readdir(join(this.#options.stateDir, "devboxes"))).filter((name) =>
         DEVBOX_ID_PATTERN.test(name),

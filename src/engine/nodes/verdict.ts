@@ -13,7 +13,7 @@ export function recordVerdict(t: Transition, event: JudgeEvent): boolean {
     node: t.active.node,
     evaluator: "agent",
     ...t.judgedShas(),
-    ...judgeRecord(t, event.model),
+    ...judgeRecord(t, event.model, event.type === "judge.verdict" ? event.provider : undefined),
     ...(event.type === "judge.failed"
       ? {
           error: event.reason,
@@ -50,10 +50,15 @@ function authorOf(engine: string, model: string | undefined): Author {
  * of every one of them — a different provider, or the same provider with a different model. Work
  * no agent wrote is judged independently. The scorecard counts verdicts by these.
  */
-function judgeRecord(t: Transition, answeredModel: string | undefined): Record<string, unknown> {
+function judgeRecord(
+  t: Transition,
+  answeredModel: string | undefined,
+  answeredBy: string | undefined,
+): Record<string, unknown> {
   const node = t.definition.workflow.nodes[t.active.node];
-  const judge = node !== undefined && "judge" in node ? node.judge : undefined;
-  if (judge === undefined) return {};
+  const declared = node !== undefined && "judge" in node ? node.judge : undefined;
+  if (declared === undefined) return {};
+  const judge = { ...declared, provider: answeredBy ?? declared.provider };
   const model = answeredModel ?? judge.model;
   const authors =
     node?.kind === "prototype"

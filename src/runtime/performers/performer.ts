@@ -3,7 +3,7 @@ import type { DevBoxExecutor } from "../../devbox/executor.js";
 import type { DevBoxHub } from "../../devbox/hub/hub.js";
 import type { Effect, RunEvent } from "../../engine/model.js";
 import type { Store } from "../../store/store.js";
-import type { DevBoxLeases } from "../devbox-leases.js";
+import type { DevBoxOwnership } from "../devbox-leases.js";
 import type { DevBoxRegistry } from "../devbox-registry.js";
 import type { Judge } from "../judge.js";
 import type { EventSink } from "../ports.js";
@@ -32,7 +32,7 @@ export interface PerformerDeps {
    * its lease, and a DevBox whose lease another replica took is stopped. Without, this process
    * is the only one (the CLI's state directory is held by one process).
    */
-  leases?: DevBoxLeases;
+  leases?: DevBoxOwnership;
   /**
    * Where judges' diffs come from, asked with the run's repository as the store names it
    * (a local path, or owner/name on GitHub); without one a judge reads no diff.
