@@ -5,6 +5,7 @@ import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { StoreError } from "./store-error.js";
+import { inheritedEnvironment } from "../settings/process-environment.js";
 
 const require = createRequire(import.meta.url);
 
@@ -92,7 +93,7 @@ function startServer(stateDir: string): void {
         require.resolve("classic-level"),
         String(IDLE_MS),
       ],
-      { detached: true, stdio: ["ignore", log, log], env: { PATH: process.env.PATH ?? "" } },
+      { detached: true, stdio: ["ignore", log, log], env: { PATH: inheritedEnvironment().PATH ?? "" } },
     );
     child.unref();
   } finally {

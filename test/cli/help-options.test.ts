@@ -7,7 +7,7 @@ const declared = vi.hoisted(() => ({
 class Parsed extends Error {}
 
 vi.mock("../../src/cli/command.js", async (importOriginal) => {
-  const original = await importOriginal<typeof import("../../src/cli/command.js")>();
+  const original = await importOriginal<object>();
   return {
     ...original,
     parseOptions: (_args: string[], options: Record<string, { short?: string }>) => {
