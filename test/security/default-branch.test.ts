@@ -29,9 +29,11 @@ describe("workflows run only from the default branch", () => {
     app.github.setFile("feature-sha", ".clustercode/workflow.yml", changed);
     app.github.setFile("feature", ".clustercode/workflow.yml", changed);
     app.github.pullFiles.set(12, [{ filename: ".clustercode/workflow.yml", status: "modified" }]);
+    let baseSha = "";
     await app.deliver(
       "pull_request",
       payloadOf<PullRequestOpenedEvent>("pull_request", "opened", (p) => {
+        baseSha = p.pull_request.base.sha;
         p.number = 12;
         p.pull_request.number = 12;
         p.pull_request.head.sha = "feature-sha";
@@ -40,13 +42,14 @@ describe("workflows run only from the default branch", () => {
     );
     await app.deliver("issues", labeledIssue(12));
     const done = await app.waitForStatus("succeeded");
-    // The run pinned the default branch's file, and the PR's command never ran.
+    // The run pinned the default branch's file, and the PR's command never ran. The check reads
+    // the PR's head and base commits only to draw the graph's change.
     expect(done.definition.source?.sha).toBe(blobSha(MAIN));
     expect(existsSync(canary)).toBe(false);
     expect(
       app.github
         .calls("GET", /contents\/\.clustercode/)
-        .filter((call) => call.query.get("ref") !== "feature-sha")
+        .filter((call) => !["feature-sha", baseSha].includes(call.query.get("ref") ?? ""))
         .every((call) => call.query.get("ref") === "main"),
     ).toBe(true);
   }, 60_000);
