@@ -70,8 +70,29 @@ export class DynamoDeliveries {
   }
 
   /**
+   * The holder of each delivery's claim, by delivery id, read consistently in BatchGetItem
+   * requests of up to 100 keys; a delivery never claimed (or whose claim expired by `at`) has
+   * none.
+   */
+  async claimers(deliveryIds: string[], at: number): Promise<Map<string, string>> {
+    const ids = [...new Set(deliveryIds)];
+    if (ids.length === 0) return new Map();
+    const idOf = new Map(ids.map((id) => [readS(keyOf.deliveryClaim(id), "pk"), id]));
+    const found = await this.requests.batchGet(ids.map(keyOf.deliveryClaim));
+    const claimers = new Map<string, string>();
+    for (const item of found) {
+      const id = idOf.get(readS(item, "pk"));
+      if (id !== undefined && !hasExpired(expiryOf(item), at)) {
+        claimers.set(id, readS(item, "holder"));
+      }
+    }
+    return claimers;
+  }
+
+  /**
    * A conditional put of the claim: free (never claimed, or its claim expired), already this
-   * holder's, or one `takeover` allows.
+   * holder's, or one `takeover` allows. The claim names its holder (`holder`), so that a sweep
+   * can tell a dead claimer's delivery from a live one's ({@link claimers}).
    */
   async claim(
     deliveryId: string,

@@ -244,6 +244,10 @@ export class DynamoStore implements Store {
     return this.#deliveries.claim(deliveryId, holder, at, takeover);
   }
 
+  deliveryClaimers(deliveryIds: string[], at: number): Promise<Map<string, string>> {
+    return this.#deliveries.claimers(deliveryIds, at);
+  }
+
   async markDeliveriesProcessed(deliveries: DeliveryRecord[], at: number): Promise<void> {
     // Without the index keys, a delivery leaves the sparse unprocessed index.
     await this.#requests.batchPut(

@@ -182,6 +182,12 @@ export interface Store {
     takeover?: DeliveryTakeover,
   ): Promise<boolean>;
   /**
+   * Who holds the claim on each of these deliveries `at`, by delivery id (strongly consistent):
+   * a sweep takes a delivery over from a claimer that is gone, whoever recorded it. A delivery
+   * never claimed, or whose claim was forgotten, is absent.
+   */
+  deliveryClaimers(deliveryIds: string[], at: number): Promise<Map<string, string>>;
+  /**
    * Takes recorded deliveries out of the unprocessed list, rewriting each as processed `at`
    * (one request per 25: a processing process marks the deliveries it handled together). A
    * processed record keeps only what refuses a redelivery (its id and times), not the payload.

@@ -278,6 +278,63 @@ describe("delivery intake", () => {
     expect(await store.unprocessedDeliveries()).toEqual([]);
   });
 
+  it("takes a delivery over from its dead claimer though its recorder lives, never from a live claimer", async () => {
+    const store = await dynamo.newStore();
+    let clock = 1_000_000;
+    const handled: string[] = [];
+    const intake = (holder: string) =>
+      new DeliveryIntake({
+        store,
+        holder,
+        now: () => clock,
+        handle: (delivery) => {
+          handled.push(`${holder}:${delivery.deliveryId}`);
+          return Promise.resolve();
+        },
+        onError: (error) => {
+          throw error;
+        },
+      });
+    // a recorded both deliveries; b and e claimed one each (copies sent to them, or a
+    // takeover) and are busy with them. a lives throughout.
+    const [a, b, e, c, d] = [intake("a"), intake("b"), intake("e"), intake("c"), intake("d")];
+    const beat = async (...alive: DeliveryIntake[]) => {
+      for (const replica of alive) await replica.heartbeat();
+    };
+    await beat(a, b, e);
+    for (const id of ["left", "busy"]) {
+      await store.recordDelivery({
+        deliveryId: id,
+        event: "issues",
+        payload: {},
+        receivedAt: clock,
+        receivedBy: "a",
+      });
+    }
+    expect(await store.claimDelivery("left", "b", clock)).toBe(true);
+    expect(await store.claimDelivery("busy", "e", clock)).toBe(true);
+    // A minute of work while all three heartbeat: c's sweeps leave both to their claimers.
+    for (let second = 0; second < 60; second++) {
+      clock += 1_000;
+      await beat(a, b, e);
+      expect(await c.sweep()).toBe(0);
+    }
+    // b dies; a and e go on. Within six seconds, b's delivery is taken over, once, though
+    // two replicas sweep for it at the same moment; e's stays e's.
+    for (let second = 0; second < 6; second++) {
+      clock += 1_000;
+      await beat(a, e);
+    }
+    await Promise.all([c.sweep(), d.sweep()]);
+    await Promise.all([c.idle(), d.idle()]);
+    expect(handled).toHaveLength(1);
+    expect(handled[0]).toMatch(/^[cd]:left$/);
+    expect((await store.unprocessedDeliveries()).map((found) => found.deliveryId)).toEqual([
+      "busy",
+    ]);
+    expect(await store.claimDelivery("busy", "e", clock)).toBe(true);
+  });
+
   it("takes over a delivery left for longer than abandonMs, even from a live process", async () => {
     const store = await dynamo.newStore();
     const clock = { now: 1_000_000 };

@@ -99,6 +99,17 @@ describe("deliveries recorded in groups", () => {
     expect(await store.claimDelivery("d1", "a", 2_001)).toBe(false);
     expect(await store.claimDelivery("d1", "c", 2_002)).toBe(true);
   });
+
+  it("tells who holds each delivery's claim, and none for one never claimed or forgotten", async () => {
+    const store = await dynamo.newStore();
+    await store.recordDeliveries([delivery("d1", 1_000), delivery("d2", 1_000)]);
+    expect(await store.deliveryClaimers([], 1_000)).toEqual(new Map());
+    expect(await store.claimDelivery("d1", "a", 1_000)).toBe(true);
+    expect(await store.claimDelivery("d1", "b", 1_001, { from: "a" })).toBe(true);
+    expect(await store.deliveryClaimers(["d1", "d2", "d1"], 1_002)).toEqual(new Map([["d1", "b"]]));
+    // A claim is remembered 7 days from when it was made, then read as absent.
+    expect(await store.deliveryClaimers(["d1"], 8 * 24 * 3_600_000)).toEqual(new Map());
+  });
 });
 
 describe("cost ledger", () => {

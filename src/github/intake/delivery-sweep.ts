@@ -32,7 +32,9 @@ export interface SweepScope {
 /**
  * The unprocessed deliveries a process should handle now, oldest first: left for longer than
  * `staleMs` by a process that is gone (or by this one, after a retryable failure), or for
- * longer than `abandonMs` by anyone, and with `ownAtAnyAge` its own of any age.
+ * longer than `abandonMs` by anyone, and with `ownAtAnyAge` its own of any age. Another
+ * process's delivery is left while its holder lives: the replica that claimed it (whoever
+ * recorded it), or while it is unclaimed the replica that recorded it.
  */
 export async function findLeftDeliveries(scope: SweepScope): Promise<LeftDelivery[]> {
   const { store, holder, now, wanted, ownAtAnyAge } = scope;
@@ -44,6 +46,18 @@ export async function findLeftDeliveries(scope: SweepScope): Promise<LeftDeliver
   let after: DeliveryRecord | undefined;
   for (let page = 0; page < SWEEP_PAGES && left.length < wanted; page++) {
     const found = await store.unprocessedDeliveries(SWEEP_PAGE, after);
+    // Another process's stale deliveries, not yet abandoned, go by who claimed them: one read
+    // of their claims per page, and none when the page has no such delivery.
+    const othersStale = (delivery: DeliveryRecord) =>
+      delivery.receivedBy !== undefined &&
+      delivery.receivedBy !== holder &&
+      delivery.receivedAt <= stale &&
+      delivery.receivedAt > abandoned &&
+      !scope.inHand(delivery.deliveryId);
+    const claimers = await store.deliveryClaimers(
+      found.filter(othersStale).map((delivery) => delivery.deliveryId),
+      now,
+    );
     for (const delivery of found) {
       const { deliveryId, receivedAt, receivedBy } = delivery;
       if (left.length >= wanted) break;
@@ -52,8 +66,12 @@ export async function findLeftDeliveries(scope: SweepScope): Promise<LeftDeliver
       if (receivedAt > stale && (others || !ownAtAnyAge)) continue;
       const takeover: DeliveryTakeover = { before: abandoned };
       if (others && receivedAt > abandoned) {
-        if (!(await isGone(receivedBy))) continue;
-        takeover.from = receivedBy;
+        // Whoever holds it: its claimer (the receiver, or a replica that took it over or got a
+        // copy), or while it is unclaimed its receiver. Taken over only from a dead holder, by
+        // a claim that holds only while the claim is still that holder's.
+        const claimer = claimers.get(deliveryId) ?? receivedBy;
+        if (claimer !== holder && !(await isGone(claimer))) continue;
+        takeover.from = claimer;
       }
       left.push({ delivery, takeover });
     }
