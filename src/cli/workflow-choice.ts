@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join, resolve, sep } from "node:path";
 import { parseWorkflow, type ParseResult } from "../workflow/parse.js";
 import { readInput, UsageError, type CommandIo } from "./command.js";
 import { discoverWorkflows } from "../workflow/find-workflows.js";
@@ -27,7 +27,8 @@ export async function readWorkflows(io: CommandIo): Promise<WorkflowFile[]> {
 }
 
 /**
- * The workflow `run` takes: `FILE` when it names a file, else the repository's workflow with
+ * The workflow `run` takes: `FILE` when it names a file (or looks like one: a `.yml` name or a
+ * path), else the repository's workflow with
  * that `name`; without an argument `.clustercode/workflow.yml`, or the repository's only
  * workflow. Anything else is a usage error that lists the workflows to choose from.
  */
@@ -35,7 +36,10 @@ export async function chooseWorkflow(
   io: CommandIo,
   argument: string | undefined,
 ): Promise<WorkflowFile> {
-  if (argument !== undefined && existsSync(resolve(io.cwd, argument))) {
+  if (
+    argument !== undefined &&
+    (looksLikeFile(argument) || existsSync(resolve(io.cwd, argument)))
+  ) {
     const text = await readInput(io, argument);
     return { file: argument, text, parsed: parseWorkflow(text) };
   }
@@ -57,6 +61,11 @@ export async function chooseWorkflow(
   throw new UsageError(
     `this repository has ${found.length} workflows and no .clustercode/workflow.yml: name one (clustercode run NAME)\n${listing(found)}`,
   );
+}
+
+/** A YAML file name or a path is read as a file (its error says why it cannot be), not a name. */
+function looksLikeFile(argument: string): boolean {
+  return /\.ya?ml$/i.test(argument) || argument.includes("/") || argument.includes(sep);
 }
 
 /** A workflow's name, or undefined when its file does not validate. */
