@@ -29,9 +29,11 @@ edges:
   - { from: ship, to: failed, label: rejected }
 `;
 
-/** The judge (CLUSTERCODE_JUDGE_COMMAND): always says yes. */
+/** The judge (CLUSTERCODE_JUDGE_COMMAND): always says yes, and names the model it stands for. */
 const JUDGE = `process.stdin.resume();
-process.stdin.on("end", () => console.log(JSON.stringify({ label: "yes", reasoning: "ready" })));
+process.stdin.on("end", () =>
+  console.log(JSON.stringify({ label: "yes", reasoning: "ready", model: "house-judge-1" })),
+);
 `;
 
 interface Scorecard {
@@ -48,7 +50,7 @@ interface Scorecard {
 }
 
 describe("clustercode scorecard", () => {
-  it("counts a verdict a person then rejected as overturned, for that judge's provider and model", async () => {
+  it("counts a verdict a person then rejected as overturned, credited to the judge that gave it", async () => {
     const { repo, state, root } = makeRepo({ "workflow.yml": WORKFLOW });
     writeFileSync(join(root, "judge.mjs"), JUDGE);
     const env = cliEnv({
@@ -76,8 +78,9 @@ describe("clustercode scorecard", () => {
     expect(card.runs).toBe(2);
     expect(card.judges).toEqual([
       {
-        provider: "anthropic",
-        model: "claude-judge-1",
+        // The judge command gave the verdicts, not the workflow's declared anthropic model.
+        provider: "command",
+        model: "house-judge-1",
         verdicts: 2,
         overturned: 1,
         overturnRate: 0.5,
@@ -94,7 +97,7 @@ describe("clustercode scorecard", () => {
       cwd: repo,
       env,
     });
-    expect(human.stdout).toMatch(/anthropic\s+claude-judge-1\s+2\s+1\s+50 %\s+100 %/);
+    expect(human.stdout).toMatch(/command\s+house-judge-1\s+2\s+1\s+50 %\s+100 %/);
     const none = await runCli(["scorecard", "--state-dir", state, "--since", "2999-01-01"], {
       cwd: repo,
       env,

@@ -39,7 +39,7 @@ describe("the weekly judge scorecard comment (opt-in)", () => {
     const dir = mkdtempSync(join(tmpdir(), "cc-judge-"));
     writeFileSync(
       join(dir, "judge.mjs"),
-      `process.stdin.resume();\nprocess.stdin.on("end", () => console.log(JSON.stringify({ label: "yes", reasoning: "ok" })));\n`,
+      `process.stdin.resume();\nprocess.stdin.on("end", () => console.log(JSON.stringify({ label: "yes", reasoning: "ok", model: "house-judge" })));\n`,
     );
     app = await startTestApp(WORKFLOW, {
       env: {
@@ -59,7 +59,7 @@ describe("the weekly judge scorecard comment (opt-in)", () => {
     const posted = app.github.comments.filter((c) => c.issue === tracking?.number);
     expect(posted).toHaveLength(1);
     expect(posted[0]?.body).toContain(`Judge scorecard, week ${isoWeek(Date.now())}`);
-    expect(posted[0]?.body).toContain("| openai | `gpt-judge` | 1 | 1 | 100 % | 100 % |");
+    expect(posted[0]?.body).toContain("| command | `house-judge` | 1 | 1 | 100 % | 100 % |");
     expect(posted[0]?.body).toContain("said **yes**; rejected at ship by alice");
     // Once a week: the next tick posts nothing more.
     expect(await app.host.weekly?.tick()).toEqual([]);
