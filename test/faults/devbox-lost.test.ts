@@ -74,6 +74,8 @@ describe("the DevBox process killed mid-command", () => {
     async () => {
       markers = mkdtempSync(join(tmpdir(), "cc-markers-"));
       const started = (app = await startTestApp(workflow(markers), {
+        // The test kills DevBox processes: they must be real ones.
+        devboxes: "processes",
         // A lost DevBox is noticed within a second and a half, not the default half minute.
         env: { CLUSTERCODE_DEVBOX_LAPSE_MS: "1500", CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200" },
       }));

@@ -50,7 +50,8 @@ export class InProcessExecutor implements DevBoxExecutor {
     if (!existsSync(join(checkout, ".git")))
       await cloneCheckout(request, { dir, checkout }, passedOn(this.env));
     const env = agentEnvironment(request, this.env, {
-      asRoot: false,
+      // As the local executor: an agent running as root (CI) is told it runs in a sandbox.
+      asRoot: process.getuid?.() === 0,
       warn: (line) => log.push(line),
     });
     const settings = readAgentSettings(decodeSettings(env), request.token);
