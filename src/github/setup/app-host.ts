@@ -212,6 +212,9 @@ export class AppHost {
     this.weekly?.stop();
     await this.idle();
     await this.#core.close();
+    // Stopping the DevBoxes settles their runs: the surfaces those transitions asked for end
+    // before the store closes, not against whatever answers for GitHub afterwards.
+    await this.surfaces.idle();
     await this.#closeStore();
   }
 }
