@@ -63,15 +63,7 @@ export async function launchAgent(request: LaunchRequest): Promise<Launched> {
     const [file = "", ...args] = command;
     return { child: await spawnAgent(file, args, env, request) };
   }
-  if (isLocalPath(request.repository)) {
-    // The source is bound in, owned by the app's user, not the DevBox's: git must trust it.
-    const config = `[safe]\n\tdirectory = ${request.repository}\n\tdirectory = ${request.repository}/.git\n`;
-    await writeFile(join(request.home, ".gitconfig"), config, { mode: 0o600 });
-  }
-  if (request.uid !== undefined) {
-    const owner = `${request.uid}:${request.uid}`;
-    await run("chown", ["-R", owner, request.checkout, request.tmp, request.home]);
-  }
+  await prepareSandboxedFiles(request);
   const relay = await HubRelay.open(join(request.dir, "hub.sock"), request.apiUrl, request.uid);
   try {
     const port = new URL(request.apiUrl).port || "80";
@@ -85,19 +77,7 @@ export async function launchAgent(request: LaunchRequest): Promise<Launched> {
         cliPath: request.cliPath,
         path: env.PATH ?? "",
         ...(request.uid === undefined ? {} : { uid: request.uid }),
-        env: {
-          ...env,
-          HOME: request.home,
-          [AGENT_ENV.hubSocket]: HUB_SOCKET_IN_SANDBOX,
-          [COMMAND_SANDBOX_ENV]: "bwrap",
-          // The only way out of the DevBox's network is the agent's gateway to the hub.
-          HTTP_PROXY: proxy,
-          HTTPS_PROXY: proxy,
-          http_proxy: proxy,
-          https_proxy: proxy,
-          NO_PROXY: "127.0.0.1,localhost",
-          no_proxy: "127.0.0.1,localhost",
-        },
+        env: sandboxedAgentEnv(env, request.home, proxy),
         cwd: request.checkout,
       },
       command,
@@ -107,6 +87,40 @@ export async function launchAgent(request: LaunchRequest): Promise<Launched> {
     await relay.close();
     throw error;
   }
+}
+
+/** Trusts a bound-in local source in the DevBox's git config, and gives the DevBox its files. */
+async function prepareSandboxedFiles(request: LaunchRequest): Promise<void> {
+  if (isLocalPath(request.repository)) {
+    // The source is bound in, owned by the app's user, not the DevBox's: git must trust it.
+    const config = `[safe]\n\tdirectory = ${request.repository}\n\tdirectory = ${request.repository}/.git\n`;
+    await writeFile(join(request.home, ".gitconfig"), config, { mode: 0o600 });
+  }
+  if (request.uid !== undefined) {
+    const owner = `${request.uid}:${request.uid}`;
+    await run("chown", ["-R", owner, request.checkout, request.tmp, request.home]);
+  }
+}
+
+/** The sandboxed agent's environment: the hub socket, the command sandbox and the egress proxy. */
+function sandboxedAgentEnv(
+  env: Record<string, string>,
+  home: string,
+  proxy: string,
+): Record<string, string> {
+  return {
+    ...env,
+    HOME: home,
+    [AGENT_ENV.hubSocket]: HUB_SOCKET_IN_SANDBOX,
+    [COMMAND_SANDBOX_ENV]: "bwrap",
+    // The only way out of the DevBox's network is the agent's gateway to the hub.
+    HTTP_PROXY: proxy,
+    HTTPS_PROXY: proxy,
+    http_proxy: proxy,
+    https_proxy: proxy,
+    NO_PROXY: "127.0.0.1,localhost",
+    no_proxy: "127.0.0.1,localhost",
+  };
 }
 
 async function spawnAgent(

@@ -145,23 +145,7 @@ export function sandboxedAgent(
     "--clearenv",
     ...Object.entries(sandbox.env).flatMap(([name, value]) => ["--setenv", name, value]),
   ];
-  const readOnly = new Set<string>();
-  for (const dir of ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"]) {
-    if (existsSync(dir)) readOnly.add(dir);
-  }
-  for (const file of ETC_FILES) if (existsSync(file)) readOnly.add(file);
-  readOnly.add(installPrefix(process.execPath));
-  const packageRoot = resolve(dirname(sandbox.cliPath), "..", "..");
-  for (const part of ["dist", "node_modules", "package.json"]) {
-    const path = join(packageRoot, part);
-    if (existsSync(path)) readOnly.add(path);
-  }
-  for (const dir of sandbox.path.split(delimiter)) {
-    if (dir !== "" && dir.startsWith(sep) && existsSync(dir) && !isTooBroad(dir)) {
-      readOnly.add(dir);
-    }
-  }
-  const binds: [string, string, string][] = [...readOnly]
+  const binds: [string, string, string][] = [...readOnlyPaths(sandbox)]
     .sort()
     .map((path) => ["--ro-bind", realpathSync(path), path]);
   // Until git goes through the hub, a clone source that is a local path is bound (writable, as
@@ -184,24 +168,47 @@ export function sandboxedAgent(
   for (const dir of parents) args.push("--perms", "0755", "--dir", dir);
   for (const bind of binds) args.push(...bind);
   args.push("--chdir", sandbox.cwd, "--");
-  if (asRoot) {
-    const id = String(sandbox.uid);
-    args.push(
-      "setpriv",
-      `--reuid=${id}`,
-      `--regid=${id}`,
-      "--clear-groups",
-      "--inh-caps=-all",
-      "--bounding-set=-all",
-      "--no-new-privs",
-      "--",
-      "bwrap",
-      ...OWN_PID_NAMESPACE,
-      "--",
-    );
-  }
+  if (asRoot) args.push(...dropToDevBoxUser(String(sandbox.uid)));
   args.push(...command);
   return { file: sandbox.bwrap, args };
+}
+
+/** The host paths the sandbox shows read-only: system dirs, /etc files, node, the CLI, PATH. */
+function readOnlyPaths(sandbox: AgentSandbox): Set<string> {
+  const readOnly = new Set<string>();
+  for (const dir of ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"]) {
+    if (existsSync(dir)) readOnly.add(dir);
+  }
+  for (const file of ETC_FILES) if (existsSync(file)) readOnly.add(file);
+  readOnly.add(installPrefix(process.execPath));
+  const packageRoot = resolve(dirname(sandbox.cliPath), "..", "..");
+  for (const part of ["dist", "node_modules", "package.json"]) {
+    const path = join(packageRoot, part);
+    if (existsSync(path)) readOnly.add(path);
+  }
+  for (const dir of sandbox.path.split(delimiter)) {
+    if (dir !== "" && dir.startsWith(sep) && existsSync(dir) && !isTooBroad(dir)) {
+      readOnly.add(dir);
+    }
+  }
+  return readOnly;
+}
+
+/** The argv prefix that, as root, drops to the DevBox's uid and enters its own PID namespace. */
+function dropToDevBoxUser(id: string): string[] {
+  return [
+    "setpriv",
+    `--reuid=${id}`,
+    `--regid=${id}`,
+    "--clear-groups",
+    "--inh-caps=-all",
+    "--bounding-set=-all",
+    "--no-new-privs",
+    "--",
+    "bwrap",
+    ...OWN_PID_NAMESPACE,
+    "--",
+  ];
 }
 
 /** What of /etc a DevBox needs: names, certificates, git's and the shell's settings. */
