@@ -1,3 +1,4 @@
+import { didYouMean, suggest } from "./edit-distance.js";
 import type { Finding } from "./finding.js";
 import type { RuleContext } from "./rule-context.js";
 import { MAX_REWORK_ROUNDS } from "./workflow.schema.js";
@@ -17,12 +18,15 @@ export function reworkNode({ graph, source, data }: RuleContext): Finding[] {
   if (typeof id === "string") {
     const node = graph.nodes.get(id);
     if (node === undefined) {
-      const ids = [...graph.nodes.keys()].join(", ");
+      const ids = [...graph.nodes.keys()];
+      const meant = suggest(id, ids);
+      const fix = meant === undefined ? `use one of ${ids.join(", ")}` : didYouMean(meant);
       findings.push(
         source.finding(
           "rework-node",
           ["rework", "node"],
-          `rework.node "${id}" is not a node of this workflow: use one of ${ids}`,
+          `rework.node "${id}" is not a node of this workflow: ${fix}`,
+          { suggestion: meant },
         ),
       );
     } else if (!WORKING_KINDS.has(node.kind ?? "")) {
