@@ -6,7 +6,7 @@ const MAX_WIDTH = 100;
 /**
  * The source around a 1-based `line` and `column`, as Babel and TypeScript print it: the line
  * marked with `>`, its neighbours, and a `^` under the column. Empty when the line is not in
- * `text` (a finding about the whole file).
+ * `text` or the text is blank (a finding about the whole file).
  *
  * ```
  *   4 | nodes:
@@ -16,6 +16,7 @@ const MAX_WIDTH = 100;
  * ```
  */
 export function codeFrame(text: string, line: number, column: number): string {
+  if (text.trim() === "") return "";
   const lines = text.split(/\r?\n/);
   if (text.endsWith("\n")) lines.pop();
   if (line < 1 || line > lines.length) return "";
