@@ -175,6 +175,19 @@ describe("one typo, one finding", () => {
     ]);
   });
 
+  it("a misspelt edge label is one finding, not also a missing label", () => {
+    const text = workflow(
+      "build: { kind: run, run: make }\nok: { kind: approval }",
+      "- { from: build, to: ok }\n- { from: ok, to: done, lable: approved }\n- { from: ok, to: failed, label: rejected }",
+    );
+    expect(only(text, "lable").suggestion).toBe("label");
+  });
+
+  it("a kind that is no kind is the schema's finding alone, even where rework re-opens", () => {
+    const text = `${workflow("build: { kind: foo, run: make }")}rework: { node: build }\n`;
+    expect(only(text, "foo").rule).toBe("schema");
+  });
+
   it("a typo never makes the workflow valid", () => {
     expect(validate(workflow("a: { kind: run, runn: make }")).ok).toBe(false);
   });
