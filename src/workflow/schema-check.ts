@@ -2,9 +2,9 @@ import type { z } from "zod";
 import { suggest } from "./edit-distance.js";
 import type { Finding, PathSegment } from "./finding.js";
 import { isTerminal, TERMINALS } from "./graph.js";
-import { schemaFindings, valueAt, type WrittenPath } from "./schema-findings.js";
+import { schemaFindings, type WrittenPath } from "./schema-findings.js";
 import type { SourceMap } from "./source-map.js";
-import { actionsHint, keySuggestion, valueSuggestion } from "./typos.js";
+import { actionsHint, keySuggestion, valueAt, valueSuggestion } from "./typos.js";
 import { workflowSchema, type Workflow } from "./workflow.schema.js";
 
 type Issue = z.core.$ZodIssue;
@@ -19,8 +19,6 @@ export interface SchemaCheck {
    * not again as the unreachable node or missing field it would otherwise cause.
    */
   meant: unknown;
-  /** Where a path of {@link meant} is in the file. */
-  written: WrittenPath;
 }
 
 /** A key renamed in the data as meant: at `parent`, `from` as written, `to` as meant. */
@@ -37,25 +35,22 @@ interface Rename {
  */
 export function checkSchema(data: unknown, source: SourceMap): SchemaCheck {
   const parsed = workflowSchema.safeParse(data);
-  const identity: WrittenPath = (path) => [...path];
-  if (parsed.success) return { parsed, findings: [], meant: data, written: identity };
+  if (parsed.success) return { parsed, findings: [], meant: data };
   const meant = structuredClone(data);
   const renames: Rename[] = [];
   const typos: Finding[] = [];
   for (const issue of parsed.error.issues) {
     typos.push(...readAsMeant(issue, data, meant, renames, source));
   }
+  if (typos.length === 0) {
+    const findings = parsed.error.issues.flatMap((issue) => schemaFindings(issue, data, source));
+    return { parsed, findings, meant: data };
+  }
+  // Findings of the second pass are placed where their keys are written, typos and all.
   const written: WrittenPath = (path) => writtenPath(path, renames);
-  const issues =
-    typos.length === 0
-      ? parsed.error.issues
-      : (workflowSchema.safeParse(meant).error?.issues ?? []);
-  const base = typos.length === 0 ? data : meant;
-  const findings = [
-    ...typos,
-    ...issues.flatMap((issue) => schemaFindings(issue, base, source, written)),
-  ];
-  return { parsed, findings, meant: typos.length === 0 ? data : meant, written };
+  const issues = workflowSchema.safeParse(meant).error?.issues ?? [];
+  const rest = issues.flatMap((issue) => schemaFindings(issue, meant, source, written));
+  return { parsed, findings: [...typos, ...rest], meant };
 }
 
 /**

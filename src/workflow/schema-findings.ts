@@ -2,7 +2,7 @@ import type { z } from "zod";
 import { didYouMean } from "./edit-distance.js";
 import { formatPath, type Finding, type PathSegment } from "./finding.js";
 import type { SourceMap } from "./source-map.js";
-import { actionsHint, keySuggestion, valueSuggestion } from "./typos.js";
+import { actionsHint, keySuggestion, valueAt, valueSuggestion } from "./typos.js";
 import { workflowSchema } from "./workflow.schema.js";
 
 type Issue = z.core.$ZodIssue;
@@ -106,16 +106,6 @@ function humanize(issue: Issue, data: unknown, path: readonly PathSegment[]): st
     default:
       return path.length === 0 ? issue.message : `${formatPath(path)}: ${issue.message}`;
   }
-}
-
-/** The value at `path` of `data`, if there is one. */
-export function valueAt(data: unknown, path: readonly PathSegment[]): unknown {
-  let current = data;
-  for (const segment of path) {
-    if (typeof current !== "object" || current === null) return undefined;
-    current = (current as Record<PathSegment, unknown>)[segment];
-  }
-  return current;
 }
 
 function exists(data: unknown, path: readonly PathSegment[]): boolean {

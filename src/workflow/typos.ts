@@ -37,7 +37,8 @@ export function actionsHint(key: string, parent: readonly PathSegment[]): string
   return Object.hasOwn(ACTIONS_HINTS, lookup) ? ACTIONS_HINTS[lookup] : undefined;
 }
 
-function valueAt(data: unknown, path: readonly PathSegment[]): unknown {
+/** The value at `path` of `data`, if there is one. */
+export function valueAt(data: unknown, path: readonly PathSegment[]): unknown {
   let current = data;
   for (const segment of path) {
     if (typeof current !== "object" || current === null) return undefined;
