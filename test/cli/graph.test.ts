@@ -82,7 +82,14 @@ edges:
     expect(result.code).toBe(1);
     expect(result.stdout).toBe("");
     expect(result.stderr).toBe(
-      "flow.yml:5:6  error  a run node needs run (a command) or agent and prompt  [schema]\n",
+      [
+        "flow.yml:5:6  error  a run node needs run (a command) or agent and prompt  [schema]",
+        "  4 | nodes:",
+        "> 5 |   a: { kind: run }",
+        "    |      ^",
+        "",
+        "",
+      ].join("\n"),
     );
   });
 
