@@ -45,7 +45,10 @@ edges:
   - { from: prepare, to: work }
 `);
     expect(result.code, result.stderr).toBe(1);
-    expect(summary.visits.map((v) => `${v.node}:${v.outcome}`)).toEqual(["prepare:succeeded", "work:timed_out"]);
+    expect(summary.visits.map((v) => `${v.node}:${v.outcome}`)).toEqual([
+      "prepare:succeeded",
+      "work:timed_out",
+    ]);
     expect(onBranch(repo, summary.branch, "partial.txt")).toBe("half done\n");
     expect(commitSubject(repo, summary.branch)).toBe("clustercode: checkpoint work (timed out)");
   }, 60_000);

@@ -97,7 +97,7 @@ class World {
   async runningCommand(devboxId: string): Promise<RunningCommand> {
     const gitDir = join(this.executor.paths(devboxId).checkout, ".git");
     // Bounded by time, not by a count of tries: a loaded machine starts a DevBox slower.
-    for (const deadline = Date.now() + 20_000; Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline;) {
       const running = await readRunningCommand(gitDir);
       if (running !== undefined) return running;
       await new Promise((resolve) => setTimeout(resolve, 20));
