@@ -42,7 +42,9 @@ const cores = availableParallelism();
 
 const shared = {
   setupFiles: ["test/setup-env.ts"],
-  testTimeout: 20_000,
+  // Safety nets, not assertions: a loaded machine starts apps and processes slower.
+  testTimeout: 60_000,
+  hookTimeout: 60_000,
 };
 
 export default defineConfig({
