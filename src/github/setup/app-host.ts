@@ -12,7 +12,12 @@ import type { DeliveryRecord, Store } from "../../store/store.js";
 import { appRunPagesHandler } from "../pages/app-run-pages-handler.js";
 import type { RunPagesHandler } from "../../ui/run-pages-server.js";
 import type { Answers } from "../handlers/answers.js";
-import { appDevBoxes, executorFromEnv, type ExecutorPort } from "./app-devboxes.js";
+import {
+  appDevBoxes,
+  executorFromEnv,
+  repositoryUpstream,
+  type ExecutorPort,
+} from "./app-devboxes.js";
 import {
   appBase,
   appIntake,
@@ -228,7 +233,8 @@ async function openCore(
   surfaces: Surfaces,
 ): Promise<Host> {
   const { store, env, log, installations, cloneUrl, notices } = base;
-  const executor = ports.executor ?? executorFromEnv(stateDir, env, ports.cliPath);
+  const warmSource = repositoryUpstream(installations, cloneUrl);
+  const executor = ports.executor ?? executorFromEnv(stateDir, env, ports.cliPath, warmSource);
   return createHost({
     store,
     clock: base.now,
