@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { StartRequest } from "../executor.js";
 import { OutputTail } from "../output-tail.js";
 import { runProcess } from "../process-runner.js";
@@ -31,6 +32,8 @@ export interface WarmPoolOptions {
   ) => Promise<boolean>;
   /** A warm DevBox that could not be made ready (the pool tries again at the next claim). */
   onError?: (error: unknown) => void;
+  /** How long after a claim that took a warm DevBox the pool starts refilling; default 1 s. */
+  refillDelayMs?: number;
   /** A pool nobody claimed from for this long is let go; default one hour. */
   idleMs?: number;
   now?: () => number;
@@ -84,8 +87,14 @@ export class WarmPool {
     const entry = pool.ready.shift();
     if (entry !== undefined) await rename(entry.dir, dir);
     this.#letIdleGo();
-    this.#refill();
-    if (entry !== undefined) this.#track(this.#checkHead(pool, entry.sha));
+    // Cloning and setting up the next one would slow the start of this one: it waits a little.
+    const delay = entry === undefined ? 0 : (this.#options.refillDelayMs ?? 1000);
+    this.#track(
+      sleep(delay, undefined, { signal: this.#life.signal }).then(async () => {
+        this.#refill();
+        if (entry !== undefined) await this.#checkHead(pool, entry.sha);
+      }),
+    );
     return entry !== undefined;
   }
 
