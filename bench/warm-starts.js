@@ -89,9 +89,10 @@ const approval = (number) => ({
   sender: user,
 });
 
-/** The stamps in `file` (ms since the epoch), one per command run. */
+/** The stamps in `file` (ms since the epoch), one per command run; a line half written is not. */
 function stamps(file) {
-  return existsSync(file) ? readFileSync(file, "utf8").trim().split("\n").map(Number) : [];
+  if (!existsSync(file)) return [];
+  return readFileSync(file, "utf8").split("\n").slice(0, -1).map(Number);
 }
 
 /** Waits until `file` has `count` stamps; returns the last. */

@@ -16,6 +16,7 @@ import type { HubRelay } from "./hub-relay.js";
 import { chooseIsolation, devboxUid, UNSAFE_ENV, type Isolation } from "./sandbox.js";
 import { inheritedEnvironment } from "../../settings/process-environment.js";
 import { WarmPool, type WarmSource } from "./warm-pool.js";
+import type { DefaultBranchMoves } from "./branch-moves.js";
 import { devBoxPaths, type LocalDevBoxPaths } from "./devbox-paths.js";
 
 export type { LocalDevBoxPaths } from "./devbox-paths.js";
@@ -40,7 +41,13 @@ export interface LocalExecutorOptions {
    * Warm DevBoxes (`devbox.warm`): at most `max` over every repository, cloned from `source`.
    * Unset or `max` 0: every claim clones.
    */
-  warm?: { max: number; source: WarmSource; onError?: (error: unknown) => void };
+  warm?: {
+    max: number;
+    source: WarmSource;
+    /** Pushes to default branches, which make the warm DevBoxes of their repository again. */
+    moves?: DefaultBranchMoves;
+    onError?: (error: unknown) => void;
+  };
 }
 
 const DEVBOX_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -73,7 +80,7 @@ export class LocalExecutor implements DevBoxExecutor {
     const { warm, stateDir } = this.#options;
     if (warm === undefined || warm.max === 0) return undefined;
     const env = passedOn(this.#env);
-    return new WarmPool({
+    const pool = new WarmPool({
       stateDir,
       max: warm.max,
       source: warm.source,
@@ -87,6 +94,8 @@ export class LocalExecutor implements DevBoxExecutor {
       },
       ...(warm.onError === undefined ? {} : { onError: warm.onError }),
     });
+    warm.moves?.listen((repo) => pool.baseMoved(repo));
+    return pool;
   }
 
   /** The warm DevBoxes, when kept (see {@link LocalExecutorOptions.warm}). */

@@ -2,6 +2,7 @@ import { installationTokenAuthEnv } from "../../devbox/hub/git/git-auth.js";
 import type { DevBoxEvent } from "../../devbox/hub/events.js";
 import { LocalExecutor } from "../../devbox/local/executor.js";
 import type { WarmSource } from "../../devbox/local/warm-pool.js";
+import type { DefaultBranchMoves } from "../../devbox/local/branch-moves.js";
 import { decodeSettings } from "../../settings/index.js";
 import { openDevBoxSide } from "../../runtime/devbox-side.js";
 import { splitDevBoxId } from "../../runtime/devbox-registry.js";
@@ -26,10 +27,10 @@ export function executorFromEnv(
   stateDir: string,
   env: NodeJS.ProcessEnv,
   cliPath?: string,
-  warmSource?: WarmSource,
+  warmFrom?: { source: WarmSource; moves: DefaultBranchMoves },
 ): ExecutorPort {
   const max = decodeSettings(env).devboxes.warmMax;
-  const warm = warmSource === undefined ? {} : { warm: { max, source: warmSource } };
+  const warm = warmFrom === undefined ? {} : { warm: { max, ...warmFrom } };
   const local = () =>
     new LocalExecutor({ stateDir, env, ...(cliPath === undefined ? {} : { cliPath }), ...warm });
   return ({ onLost, onNotice }) => chooseExecutor(env, local, onLost, onNotice);

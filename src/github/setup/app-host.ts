@@ -1,3 +1,4 @@
+import { DefaultBranchMoves } from "../../devbox/local/branch-moves.js";
 import { DEVBOX_LEASE_MS } from "../../runtime/devbox-leases.js";
 import { Admission } from "../../runtime/admission.js";
 import { faultInjection } from "../../runtime/fault-injection.js";
@@ -128,8 +129,10 @@ export class AppHost {
     // The one part made after the surfaces that they ask for (see appSurfaces).
     let answers: Answers | undefined = undefined;
     const surfaces = appSurfaces(base, admission, () => answers);
-    const core = await openCore(base, options.stateDir, ports, admission, surfaces);
-    const services = appServices(base, core);
+    // Pushes to a default branch renew the warm DevBoxes of its repository.
+    const moves = new DefaultBranchMoves();
+    const core = await openCore(base, options.stateDir, ports, { admission, surfaces, moves });
+    const services = appServices(base, core, moves);
     answers = services.answers;
     const onError = (error: unknown) => base.log.error("background task", error);
     const { pages, installations } = base;
@@ -229,12 +232,12 @@ async function openCore(
   base: AppBase,
   stateDir: string,
   ports: AppHostPorts,
-  admission: Admission,
-  surfaces: Surfaces,
+  parts: { admission: Admission; surfaces: Surfaces; moves: DefaultBranchMoves },
 ): Promise<Host> {
+  const { admission, surfaces, moves } = parts;
   const { store, env, log, installations, cloneUrl, notices } = base;
-  const warmSource = repositoryUpstream(installations, cloneUrl);
-  const executor = ports.executor ?? executorFromEnv(stateDir, env, ports.cliPath, warmSource);
+  const warm = { source: repositoryUpstream(installations, cloneUrl), moves };
+  const executor = ports.executor ?? executorFromEnv(stateDir, env, ports.cliPath, warm);
   return createHost({
     store,
     clock: base.now,

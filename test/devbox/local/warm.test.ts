@@ -20,6 +20,7 @@ import type { DevBoxSpec } from "../../../src/engine/commands.js";
 import type { DevBoxEvent } from "../../../src/devbox/hub/events.js";
 import { DevBoxHub } from "../../../src/devbox/hub/hub.js";
 import { LocalExecutor } from "../../../src/devbox/local/executor.js";
+import { DefaultBranchMoves } from "../../../src/devbox/local/branch-moves.js";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "clustercode-warm-test-")));
 const source = join(root, "source");
@@ -47,6 +48,7 @@ class World {
   readonly stateDir = mkdtempSync(join(root, "state-"));
   readonly hub = new DevBoxHub({ onEvent: (event) => this.events.push(event), lapseMs: 3000 });
   readonly sourced: string[] = [];
+  readonly moves = new DefaultBranchMoves();
   readonly executor: LocalExecutor;
 
   constructor(max: number) {
@@ -62,6 +64,7 @@ class World {
       },
       warm: {
         max,
+        moves: this.moves,
         source: (repo) => {
           this.sourced.push(repo);
           return Promise.resolve({ url: repo, env: {} });
@@ -183,7 +186,7 @@ describe("warm DevBoxes", () => {
     const old = world.warmDirs();
     const moved = commit("moved.txt", "moved\n");
     // A push to the default branch, as the app hears of it.
-    world.pool.baseMoved(source);
+    world.moves.moved(source);
     await world.pool.settled();
     const fresh = world.warmDirs();
     expect(fresh).toHaveLength(1);
