@@ -32,7 +32,7 @@ export interface WarmPoolOptions {
   ) => Promise<boolean>;
   /** A warm DevBox that could not be made ready (the pool tries again at the next claim). */
   onError?: (error: unknown) => void;
-  /** How long after a claim that took a warm DevBox the pool starts refilling; default 1 s. */
+  /** How long after a claim that took a warm DevBox the pool starts refilling; default 2 s. */
   refillDelayMs?: number;
   /** A pool nobody claimed from for this long is let go; default one hour. */
   idleMs?: number;
@@ -88,7 +88,7 @@ export class WarmPool {
     if (entry !== undefined) await rename(entry.dir, dir);
     this.#letIdleGo();
     // Cloning and setting up the next one would slow the start of this one: it waits a little.
-    const delay = entry === undefined ? 0 : (this.#options.refillDelayMs ?? 1000);
+    const delay = entry === undefined ? 0 : (this.#options.refillDelayMs ?? 2000);
     this.#track(
       sleep(delay, undefined, { signal: this.#life.signal }).then(async () => {
         this.#refill();
@@ -233,6 +233,7 @@ export class WarmPool {
       signal: this.#life.signal,
       output,
       stdout,
+      wrap: nice,
     });
     if (exitCode !== 0) throw new Error(`git ${args[0]} failed (${exitCode}) for a warm DevBox`);
     return stdout.text();
@@ -285,6 +286,14 @@ export class WarmPool {
   #now(): number {
     return (this.#options.now ?? Date.now)();
   }
+}
+
+/**
+ * Runs a warm DevBox's work at a lower priority: it is for later claims, and must not slow the
+ * claimed DevBoxes and the app on a small machine.
+ */
+export function nice(file: string, args: readonly string[]): { file: string; args: string[] } {
+  return { file: "nice", args: ["-n", "10", file, ...args] };
 }
 
 /** What the pool of a claim keeps warm (count 0: none), or undefined without a repository. */

@@ -6,6 +6,7 @@ import { OutputTail } from "../output-tail.js";
 import { killGroup, runProcess } from "../process-runner.js";
 import type { LocalDevBoxPaths } from "./devbox-paths.js";
 import { sandboxedAgent, type Isolation } from "./sandbox.js";
+import { nice } from "./warm-pool.js";
 
 const run = promisify(execFile);
 
@@ -64,7 +65,10 @@ export async function runWarmSetup(
       const cwd = paths.checkout;
       let pgid: number | undefined;
       const onSpawn = (pid: number) => (pgid = pid);
-      const { exitCode } = await runProcess({ file, args, cwd, env, signal, output, onSpawn });
+      const { exitCode } = await runProcess({
+        ...{ file, args, cwd, env, signal, output, onSpawn },
+        wrap: nice,
+      });
       // Nothing a warm setup started outlives it: the DevBox waits as files, not processes.
       if (pgid !== undefined) killGroup(pgid, "SIGKILL");
       if (exitCode !== 0 || signal.aborted) return false;
