@@ -27,7 +27,11 @@ export function executorFromEnv(
   stateDir: string,
   env: NodeJS.ProcessEnv,
   cliPath?: string,
-  warmFrom?: { source: WarmSource; moves: DefaultBranchMoves },
+  warmFrom?: {
+    source: WarmSource;
+    moves: DefaultBranchMoves;
+    onError?: (error: unknown) => void;
+  },
 ): ExecutorPort {
   const max = decodeSettings(env).devboxes.warmMax;
   const warm = warmFrom === undefined ? {} : { warm: { max, ...warmFrom } };

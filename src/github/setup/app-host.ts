@@ -236,7 +236,12 @@ async function openCore(
 ): Promise<Host> {
   const { admission, surfaces, moves } = parts;
   const { store, env, log, installations, cloneUrl, notices } = base;
-  const warm = { source: repositoryUpstream(installations, cloneUrl), moves };
+  const warm = {
+    source: repositoryUpstream(installations, cloneUrl),
+    moves,
+    // A warm DevBox that could not be made leaves the next claim cold; the log says why.
+    onError: (error: unknown) => log.error("warm DevBox", error),
+  };
   const executor = ports.executor ?? executorFromEnv(stateDir, env, ports.cliPath, warm);
   return createHost({
     store,
