@@ -18,9 +18,9 @@ import { inheritedEnvironment } from "../../settings/process-environment.js";
 import { WarmPool, type WarmSource } from "./warm-pool.js";
 import type { DefaultBranchMoves } from "./branch-moves.js";
 import { devBoxPaths, type LocalDevBoxPaths } from "./devbox-paths.js";
+import { runWarmSetup } from "./warm-setup.js";
 
 export type { LocalDevBoxPaths } from "./devbox-paths.js";
-import { runWarmSetup } from "./warm-setup.js";
 
 /** How a {@link LocalExecutor} is set up. */
 export interface LocalExecutorOptions {

@@ -1,3 +1,5 @@
+import type { StartRequest } from "../executor.js";
+
 /** What a pool of warm DevBoxes is made from: the repository, its default branch and the spec. */
 export interface WarmTemplate {
   /** The repository as the runtime names it (`owner/name`, or a local path). */
@@ -22,4 +24,22 @@ export interface WarmTemplate {
 export function warmKey(template: WarmTemplate): string {
   const { repo, setup, secrets, image, cpu, memoryMiB, networkAllow } = template;
   return JSON.stringify([repo, image, cpu, memoryMiB, setup, [...secrets].sort(), networkAllow]);
+}
+
+/** What the pool of a claim keeps warm (count 0: none), or undefined without a repository. */
+export function templateOf(request: StartRequest): WarmTemplate | undefined {
+  const { spec } = request;
+  if (request.repo === undefined) return undefined;
+  return {
+    repo: request.repo,
+    // Without `warm`, the spec's pool (if any) is to stop: it keeps the branch it had.
+    branch: spec.warm?.branch ?? "",
+    count: spec.warm?.count ?? 0,
+    setup: spec.setup,
+    secrets: spec.secrets,
+    ...(spec.image === undefined ? {} : { image: spec.image }),
+    ...(spec.cpu === undefined ? {} : { cpu: spec.cpu }),
+    ...(spec.memoryMiB === undefined ? {} : { memoryMiB: spec.memoryMiB }),
+    ...(spec.networkAllow === undefined ? {} : { networkAllow: spec.networkAllow }),
+  };
 }

@@ -6,9 +6,10 @@ import type { StartRequest } from "../executor.js";
 import { OutputTail } from "../output-tail.js";
 import { runProcess } from "../process-runner.js";
 import { writeWarmMarker } from "../warm-marker.js";
-import { warmKey, type WarmTemplate } from "./warm-key.js";
+import { templateOf, warmKey, type WarmTemplate } from "./warm-key.js";
 import type { LocalDevBoxPaths } from "./devbox-paths.js";
 import { isAlive } from "./process-info.js";
+import { nice } from "./warm-setup.js";
 
 /** Where a repository is cloned from before any run claims it, and git's credentials for it. */
 export type WarmSource = (repo: string) => Promise<{ url: string; env: Record<string, string> }>;
@@ -84,8 +85,16 @@ export class WarmPool {
     // No warm wanted and none kept: the claim goes on exactly as without a pool.
     if (pool === undefined) return false;
     pool.lastClaim = this.#now();
-    const entry = pool.ready.shift();
-    if (entry !== undefined) await rename(entry.dir, dir);
+    let entry = pool.ready.shift();
+    if (entry !== undefined) {
+      // Should the move fail, the claim clones as without a pool.
+      const moved = await rename(entry.dir, dir).then(
+        () => true,
+        () => false,
+      );
+      if (!moved) this.#remove(entry.dir);
+      if (!moved) entry = undefined;
+    }
     this.#letIdleGo();
     // Cloning and setting up the next one would slow the start of this one: it waits a little.
     const delay = entry === undefined ? 0 : (this.#options.refillDelayMs ?? 2000);
@@ -286,30 +295,4 @@ export class WarmPool {
   #now(): number {
     return (this.#options.now ?? Date.now)();
   }
-}
-
-/**
- * Runs a warm DevBox's work at a lower priority: it is for later claims, and must not slow the
- * claimed DevBoxes and the app on a small machine.
- */
-export function nice(file: string, args: readonly string[]): { file: string; args: string[] } {
-  return { file: "nice", args: ["-n", "10", file, ...args] };
-}
-
-/** What the pool of a claim keeps warm (count 0: none), or undefined without a repository. */
-function templateOf(request: StartRequest): WarmTemplate | undefined {
-  const { spec } = request;
-  if (request.repo === undefined) return undefined;
-  return {
-    repo: request.repo,
-    // Without `warm`, the spec's pool (if any) is to stop: it keeps the branch it had.
-    branch: spec.warm?.branch ?? "",
-    count: spec.warm?.count ?? 0,
-    setup: spec.setup,
-    secrets: spec.secrets,
-    ...(spec.image === undefined ? {} : { image: spec.image }),
-    ...(spec.cpu === undefined ? {} : { cpu: spec.cpu }),
-    ...(spec.memoryMiB === undefined ? {} : { memoryMiB: spec.memoryMiB }),
-    ...(spec.networkAllow === undefined ? {} : { networkAllow: spec.networkAllow }),
-  };
 }

@@ -6,7 +6,6 @@ import { OutputTail } from "../output-tail.js";
 import { killGroup, runProcess } from "../process-runner.js";
 import type { LocalDevBoxPaths } from "./devbox-paths.js";
 import { sandboxedAgent, type Isolation } from "./sandbox.js";
-import { nice } from "./warm-pool.js";
 
 const run = promisify(execFile);
 
@@ -77,4 +76,12 @@ export async function runWarmSetup(
   } finally {
     await rm(noHub, { force: true });
   }
+}
+
+/**
+ * Runs a warm DevBox's work at a lower priority: it is for later claims, and must not slow the
+ * claimed DevBoxes and the app on a small machine.
+ */
+export function nice(file: string, args: readonly string[]): { file: string; args: string[] } {
+  return { file: "nice", args: ["-n", "10", file, ...args] };
 }
