@@ -7,9 +7,13 @@
 // as GitHub does. Installation n serves repositories `bench/r<n>`; tokens name their
 // installation.
 import { createServer } from "node:http";
+import { serveGit } from "./git-backend.js";
 
-/** Starts the loopback GitHub; `workflow` is `.clustercode/workflow.yml` of every repository. */
-export async function startLoopbackGitHub({ workflow, createGapMs = 0 }) {
+/**
+ * Starts the loopback GitHub; `workflow` is `.clustercode/workflow.yml` of every repository, and
+ * `repositories` (`owner/name` → a bare repository's path) are served over git's smart HTTP.
+ */
+export async function startLoopbackGitHub({ workflow, createGapMs = 0, repositories = {} }) {
   const counts = { requests: 0, writes: 0, creates: 0, refused: 0 };
   /** When each issue's status comment was created (issue number → ms since the epoch). */
   const statusCreated = new Map();
@@ -68,6 +72,8 @@ export async function startLoopbackGitHub({ workflow, createGapMs = 0 }) {
   };
 
   const server = createServer((req, res) => {
+    // `repositories` (owner/name → bare repository) are served over git's smart HTTP.
+    if (serveGit(req, res, repositories)) return;
     let body = "";
     req.on("data", (chunk) => (body += chunk));
     req.on("end", () => {

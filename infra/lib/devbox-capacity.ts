@@ -15,6 +15,16 @@ import { Construct } from "constructs";
 /** Prefix of every secret a DevBox may be given: `clustercode/<owner>/<repo>/<NAME>`. */
 export const DEVBOX_SECRET_PREFIX = "clustercode/";
 
+/**
+ * The ECS agent's settings on DevBox instances, for fast starts: a cached image is used as it is
+ * (and not cleaned up), and tasks get their own ENI, which ENI trunking (the `awsvpcTrunking`
+ * account setting, see docs/warm-start.md) multiplies per instance.
+ */
+export const ECS_AGENT_CONFIG = [
+  "ECS_IMAGE_PULL_BEHAVIOR=prefer-cached",
+  "ECS_ENABLE_TASK_ENI=true",
+] as const;
+
 /** How many DevBox instances there may be, and how full managed scaling keeps them. */
 export interface DevBoxCapacityProps {
   vpc: IVpc;
@@ -62,10 +72,14 @@ export class DevBoxCapacity extends Construct {
       description: "DevBox instances: no inbound; outbound for the ECS agent and image pulls",
       allowAllOutbound: true,
     });
+    const userData = UserData.forLinux();
+    // A DevBox starts from the image the instance already holds, without asking the registry
+    // first (the image's tag is the task definition's, so a new image is a new tag).
+    userData.addCommands(...ECS_AGENT_CONFIG.map((line) => `echo ${line} >> /etc/ecs/ecs.config`));
     const launchTemplate = new LaunchTemplate(this, "LaunchTemplate", {
       instanceType: new InstanceType(props.instanceType),
       machineImage: EcsOptimizedImage.amazonLinux2023(),
-      userData: UserData.forLinux(),
+      userData,
       securityGroup: this.instanceSecurityGroup,
       requireImdsv2: true,
       // Tasks must not borrow the instance's role: IMDS is one hop away from the host only.

@@ -12,6 +12,11 @@ export interface StartRequest {
   spec: DevBoxSpec;
   /** Path or URL of the repository to clone. */
   repository: string;
+  /**
+   * The repository as the runtime names it (`owner/name`, or a local path): what warm DevBoxes
+   * are kept for (see `spec.warm`).
+   */
+  repo?: string;
   /** Extra environment for the DevBox (e.g. resolved secrets); cannot override the agent's own. */
   env?: Record<string, string>;
   /**

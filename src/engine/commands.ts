@@ -111,6 +111,11 @@ export interface DevBoxSpec {
   harnesses?: string[];
   /** `devbox.network.allow` as written (hosts and shortcuts); unset: the hub's default. */
   networkAllow?: string[];
+  /**
+   * `devbox.warm`: how many DevBoxes like this one to keep ready, cloned at the head of the
+   * repository's default `branch`. Unset: none (a pool kept for this spec stops).
+   */
+  warm?: { count: number; branch: string };
 }
 
 export type { TokenUsage };

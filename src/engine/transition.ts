@@ -132,6 +132,9 @@ export class Transition {
         ...(devbox?.cpu === undefined ? {} : { cpu: devbox.cpu }),
         ...(devbox?.memory === undefined ? {} : { memoryMiB: parseMemoryMiB(devbox.memory) }),
         ...(devbox?.network === undefined ? {} : { networkAllow: devbox.network.allow }),
+        ...(devbox?.warm === undefined
+          ? {}
+          : { warm: { count: devbox.warm, branch: this.definition.baseBranch } }),
       },
     });
     this.record("devbox.claimed", { devbox: id, branch });

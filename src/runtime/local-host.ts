@@ -1,5 +1,6 @@
 import { GitDiffSource } from "../agents/diff-source.js";
 import { LocalExecutor } from "../devbox/local/executor.js";
+import { decodeSettings } from "../settings/index.js";
 import type { Effect, RunDefinition, RunEvent, RunSnapshot } from "../engine/model.js";
 import { openStore } from "../store/embedded.js";
 import { StateDirHolder } from "../store/state-dir-holder.js";
@@ -180,6 +181,9 @@ export class LocalHost {
   }
 }
 
+/** Where a local run's warm DevBoxes clone from: its repository, a local path. */
+const localSource = (repo: string) => Promise.resolve({ url: repo, env: {} });
+
 /** How often a wait for a run looks at the store, for what other processes did to it. */
 const LOOK_MS = 500;
 
@@ -194,7 +198,9 @@ async function localDevBoxes(
   fail: (error: unknown) => void,
   owners: LocalDevBoxOwners,
 ): Promise<DevBoxPorts> {
-  const executor = new LocalExecutor({ stateDir: options.stateDir, env: options.env });
+  // The repository is a local path: warm DevBoxes clone it as it is, with no credentials.
+  const warm = { max: decodeSettings(options.env).devboxes.warmMax, source: localSource };
+  const executor = new LocalExecutor({ stateDir: options.stateDir, env: options.env, warm });
   await executor.reap(await owners.orphans(await executor.knownDevBoxIds()));
   const side = {
     stateDir: options.stateDir,

@@ -131,6 +131,9 @@ const triggers = z
     then: { anyOf: [{ required: ["label"] }, { required: ["schedule"] }] },
   });
 
+/** The most DevBoxes one workflow may keep warm (`devbox.warm`); the host caps the total too. */
+export const WARM_DEVBOXES_MAX = 8;
+
 const devbox = z
   .strictObject({
     image: z
@@ -155,6 +158,14 @@ const devbox = z
       .array(z.string().min(1))
       .optional()
       .describe("Commands run once each time a DevBox is claimed, with bash -eo pipefail."),
+    warm: z
+      .int()
+      .min(0)
+      .max(WARM_DEVBOXES_MAX)
+      .optional()
+      .describe(
+        `How many DevBoxes to keep ready (cloned at the default branch's head and set up) for this repository and this devbox spec, so that a claim takes one at once; 0 to ${WARM_DEVBOXES_MAX}, default 0. A warm DevBox is capacity paid for while it waits; the host caps the total (CLUSTERCODE_WARM_MAX).`,
+      ),
     secrets: z
       .array(
         z.string().regex(/^[A-Z_][A-Z0-9_]{0,127}$/, {

@@ -147,6 +147,18 @@ describe("infra: the CDK app", () => {
     });
   });
 
+  it("starts DevBox instances' ECS agent on cached images, with task ENIs (for trunking)", () => {
+    const [launchTemplate] = Object.values(template.findResources("AWS::EC2::LaunchTemplate"));
+    const userData = JSON.stringify(
+      (launchTemplate?.Properties as { LaunchTemplateData: { UserData: unknown } })
+        .LaunchTemplateData.UserData,
+    );
+    expect(userData).toContain("echo ECS_IMAGE_PULL_BEHAVIOR=prefer-cached >> /etc/ecs/ecs.config");
+    expect(userData).toContain("echo ECS_ENABLE_TASK_ENI=true >> /etc/ecs/ecs.config");
+    // The cluster's own line, which the capacity provider adds, is still there.
+    expect(userData).toContain("ECS_CLUSTER=");
+  });
+
   it("runs N app replicas behind HTTPS, with the internal API open to DevBoxes only", () => {
     template.hasResourceProperties("AWS::ECS::Service", { DesiredCount: 3, LaunchType: "FARGATE" });
     // No auto scaling unless maxReplicas asks for it (see the sized stack below).

@@ -6,6 +6,7 @@ import type { AgentSettings } from "./settings.js";
 import { CommandJournal } from "./command-journal.js";
 import { checkoutRunBranch, gitDirectory, GitStepError, type GitContext } from "./git.js";
 import { OUTPUT_LIMIT_BYTES } from "./run-command.js";
+import { setUpWhileWarm } from "../warm-marker.js";
 
 /** How a DevBox's setup ended: ready at `sha`, or failed for `why` with the output so far. */
 export type SetupOutcome =
@@ -41,12 +42,19 @@ export async function setUpCheckout(
   const git: GitContext = { ...context, output };
   let sha: string;
   let journal: CommandJournal;
+  let gitDir: string;
   try {
     sha = await checkoutRunBranch(git, settings.branch, settings.baseBranch);
-    journal = await CommandJournal.open(await gitDirectory(git));
+    gitDir = await gitDirectory(git);
+    journal = await CommandJournal.open(gitDir);
   } catch (error) {
     if (!(error instanceof GitStepError)) throw error;
     return { ok: false, why: `checking out ${settings.branch} failed: ${error.message}`, output };
+  }
+  // A warm DevBox ran this very setup at this very commit before it was claimed.
+  if (await setUpWhileWarm(gitDir, sha, settings.setup)) {
+    context.tee(`clustercode: set up while warm at ${sha}\n`);
+    return { ok: true, sha, journal };
   }
   for (const [index, script] of settings.setup.entries()) {
     const args = ["-eo", "pipefail", "-c", script];

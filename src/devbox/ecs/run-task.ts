@@ -59,6 +59,9 @@ export function runTaskInput(
     taskDefinition,
     count: 1,
     capacityProviderStrategy: [{ capacityProvider: options.capacityProvider, weight: 1 }],
+    // Fill the instances already up (their image cache warm) before another is started, and
+    // leave the idle ones empty for managed scaling to take away.
+    placementStrategy: [{ type: "binpack", field: "memory" }],
     clientToken: clientTokenOf(devboxId, attempt),
     startedBy: startedByOf(devboxId),
     tags: [

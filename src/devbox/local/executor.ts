@@ -1,7 +1,7 @@
 import type { ChildProcess } from "node:child_process";
 import { existsSync, writeSync } from "node:fs";
 import { mkdir, open, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { join, sep } from "node:path";
+import { basename, join, sep } from "node:path";
 import { readRunningCommand } from "../agent/command-journal.js";
 import { DevBoxError } from "../errors.js";
 import { SingleFlight } from "../single-flight.js";
@@ -15,6 +15,12 @@ import { launchAgent } from "./launch.js";
 import type { HubRelay } from "./hub-relay.js";
 import { chooseIsolation, devboxUid, UNSAFE_ENV, type Isolation } from "./sandbox.js";
 import { inheritedEnvironment } from "../../settings/process-environment.js";
+import { WarmPool, type WarmSource } from "./warm-pool.js";
+import type { DefaultBranchMoves } from "./branch-moves.js";
+import { devBoxPaths, type LocalDevBoxPaths } from "./devbox-paths.js";
+import { runWarmSetup } from "./warm-setup.js";
+
+export type { LocalDevBoxPaths } from "./devbox-paths.js";
 
 /** How a {@link LocalExecutor} is set up. */
 export interface LocalExecutorOptions {
@@ -31,19 +37,17 @@ export interface LocalExecutorOptions {
   graceMs?: number;
   /** The user id DevBoxes run as (they run as this process); default `process.getuid()`. */
   uid?: number;
-}
-
-/** Where one local DevBox keeps its files. The checkout is a subdirectory so that `git add -A`
- * in a checkpoint never picks up the pid file or the log. */
-export interface LocalDevBoxPaths {
-  dir: string;
-  checkout: string;
-  pidFile: string;
-  logFile: string;
-  /** TMPDIR of the agent and its commands: private, outside the checkout, removed by `stop`. */
-  tmp: string;
-  /** HOME of a sandboxed agent and its commands. */
-  home: string;
+  /**
+   * Warm DevBoxes (`devbox.warm`): at most `max` over every repository, cloned from `source`.
+   * Unset or `max` 0: every claim clones.
+   */
+  warm?: {
+    max: number;
+    source: WarmSource;
+    /** Pushes to default branches, which make the warm DevBoxes of their repository again. */
+    moves?: DefaultBranchMoves;
+    onError?: (error: unknown) => void;
+  };
 }
 
 const DEVBOX_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -62,11 +66,41 @@ export class LocalExecutor implements DevBoxExecutor {
   readonly #starting = new SingleFlight();
   readonly #relays = new Map<string, HubRelay>();
   #isolation: Isolation | undefined;
+  readonly #pool: WarmPool | undefined;
 
   constructor(options: LocalExecutorOptions) {
     this.#options = options;
     this.#env = options.env ?? inheritedEnvironment();
     this.#cliPath = options.cliPath ?? defaultCliPath();
+    this.#pool = this.#warmPool();
+  }
+
+  /** The pool of warm DevBoxes, when the options ask for one. */
+  #warmPool(): WarmPool | undefined {
+    const { warm, stateDir } = this.#options;
+    if (warm === undefined || warm.max === 0) return undefined;
+    const env = passedOn(this.#env);
+    const pool = new WarmPool({
+      stateDir,
+      max: warm.max,
+      source: warm.source,
+      env,
+      paths: (dir) => devBoxPaths(dir),
+      setUp: (paths, setup, signal) => {
+        const asRoot = process.getuid?.() === 0;
+        const uid = asRoot ? { uid: devboxUid(basename(paths.dir)) } : {};
+        const options = { isolation: this.isolation(), cliPath: this.#cliPath, env, ...uid };
+        return runWarmSetup(paths, setup, signal, options);
+      },
+      ...(warm.onError === undefined ? {} : { onError: warm.onError }),
+    });
+    warm.moves?.listen((repo) => pool.baseMoved(repo));
+    return pool;
+  }
+
+  /** The warm DevBoxes, when kept (see {@link LocalExecutorOptions.warm}). */
+  get warm(): WarmPool | undefined {
+    return this.#pool;
   }
 
   /** The files of DevBox `devboxId`. */
@@ -74,15 +108,7 @@ export class LocalExecutor implements DevBoxExecutor {
     if (!DEVBOX_ID_PATTERN.test(devboxId)) {
       throw new DevBoxError("invalid-request", `"${devboxId}" cannot name a DevBox directory`);
     }
-    const dir = join(this.#options.stateDir, "devboxes", devboxId);
-    const checkout = join(dir, "checkout");
-    const files = {
-      pidFile: join(dir, "pid"),
-      logFile: join(dir, "agent.log"),
-      tmp: join(dir, "tmp"),
-      home: join(dir, "home"),
-    };
-    return { dir, checkout, ...files };
+    return devBoxPaths(join(this.#options.stateDir, "devboxes", devboxId));
   }
 
   /** Clones and launches; does nothing when this DevBox is already running or starting. */
@@ -97,6 +123,8 @@ export class LocalExecutor implements DevBoxExecutor {
     if ((await this.#livePid(request.devboxId)) !== undefined) return;
 
     const isolation = this.isolation();
+    // A warm DevBox's directory becomes this one's: the clone and its setup are there already.
+    if (!existsSync(paths.dir)) await this.#pool?.claim(request, paths.dir);
     await mkdir(paths.dir, { recursive: true });
     await mkdir(paths.tmp, { recursive: true, mode: 0o700 });
     if (!existsSync(join(paths.checkout, ".git")))
@@ -174,9 +202,12 @@ export class LocalExecutor implements DevBoxExecutor {
     return this.#isolation;
   }
 
-  /** Stops every DevBox this executor started. */
+  /** Stops every DevBox this executor started, and the warm ones waiting for a claim. */
   async stopAll(): Promise<void> {
-    await Promise.all([...this.#children.keys()].map((devboxId) => this.stop(devboxId)));
+    await Promise.all([
+      ...[...this.#children.keys()].map((devboxId) => this.stop(devboxId)),
+      this.#pool?.close(),
+    ]);
   }
 
   /**

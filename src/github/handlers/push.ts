@@ -1,4 +1,4 @@
-import { repoOf } from "../client/github.js";
+import { fullName, repoOf } from "../client/github.js";
 import type { HandlerContext, RepositoryPayload } from "./services.js";
 import { publishValidation } from "../surfaces/validation-check.js";
 import { isWorkflowPath } from "../../workflow/workflow-paths.js";
@@ -51,10 +51,14 @@ export function trimPush(payload: PushPayload): PushPayload {
 }
 
 /**
- * `push` to the default branch touching `.clustercode/`: validate the workflow files it
- * changed, and register the schedules again from the new default branch.
+ * `push` to the default branch: its warm DevBoxes are made again at the new head; when it
+ * touched `.clustercode/`, validate the workflow files it changed, and register the schedules
+ * again from the new default branch.
  */
 export async function onPush(payload: PushPayload, ctx: HandlerContext): Promise<void> {
+  const { ref, repository, deleted } = payload;
+  if (ref === `refs/heads/${repository.default_branch}` && deleted !== true)
+    ctx.services.defaultBranchMoved?.(fullName(repoOf(payload)));
   const touched = workflowChangesOf(payload);
   if (touched === undefined) return;
   const repo = repoOf(payload);

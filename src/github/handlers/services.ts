@@ -10,6 +10,8 @@ export interface AppServices {
   answers: Answers;
   schedules: Schedules;
   installations: Installations;
+  /** Says that a repository's (`owner/name`) default branch moved: its warm DevBoxes renew. */
+  defaultBranchMoved?: (repo: string) => void;
 }
 
 /** The context one event handler runs in. */

@@ -76,12 +76,14 @@ export class RunStarter {
       await reply(gh, repo, issue.number, chosen);
       return [];
     }
-    if (select.by === "label") await removeLabel(gh, repo, issue.number, select.label);
     const started: string[] = [];
     for (const { file, workflow } of chosen) {
       const runId = await this.#startOne(request, file, workflow);
       if (runId !== undefined) started.push(runId);
     }
+    // After the runs started: a write waits its turn at GitHub's pace, and the runs need not.
+    // A delivery retried because it failed starts no run twice (the trigger's key).
+    if (select.by === "label") await removeLabel(gh, repo, issue.number, select.label);
     return started;
   }
 

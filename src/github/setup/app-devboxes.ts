@@ -1,6 +1,9 @@
 import { installationTokenAuthEnv } from "../../devbox/hub/git/git-auth.js";
 import type { DevBoxEvent } from "../../devbox/hub/events.js";
 import { LocalExecutor } from "../../devbox/local/executor.js";
+import type { WarmSource } from "../../devbox/local/warm-pool.js";
+import type { DefaultBranchMoves } from "../../devbox/local/branch-moves.js";
+import { decodeSettings } from "../../settings/index.js";
 import { openDevBoxSide } from "../../runtime/devbox-side.js";
 import { splitDevBoxId } from "../../runtime/devbox-registry.js";
 import type { DevBoxPorts } from "../../runtime/host.js";
@@ -24,10 +27,31 @@ export function executorFromEnv(
   stateDir: string,
   env: NodeJS.ProcessEnv,
   cliPath?: string,
+  warmFrom?: {
+    source: WarmSource;
+    moves: DefaultBranchMoves;
+    onError?: (error: unknown) => void;
+  },
 ): ExecutorPort {
+  const max = decodeSettings(env).devboxes.warmMax;
+  const warm = warmFrom === undefined ? {} : { warm: { max, ...warmFrom } };
   const local = () =>
-    new LocalExecutor({ stateDir, env, ...(cliPath === undefined ? {} : { cliPath }) });
+    new LocalExecutor({ stateDir, env, ...(cliPath === undefined ? {} : { cliPath }), ...warm });
   return ({ onLost, onNotice }) => chooseExecutor(env, local, onLost, onNotice);
+}
+
+/**
+ * Where the app's warm DevBoxes clone `repo` from before a run claims them: GitHub, with the
+ * installation token in git's environment (the executor's clone, never the DevBox's).
+ */
+export function repositoryUpstream(
+  installations: Installations,
+  cloneUrl: (repo: string) => string,
+): WarmSource {
+  return async (repo) => {
+    const { token } = await installations.repoToken(repo);
+    return { url: cloneUrl(repo), env: installationTokenAuthEnv(token) };
+  };
 }
 
 /** What the app's DevBoxes are started with. */
@@ -78,11 +102,11 @@ export async function appDevBoxes(
       // `github` in a devbox.network.allow list means the GHE host there.
       ...(env.GHE_HOST === undefined ? {} : { repositoryHost: env.GHE_HOST }),
       // DevBoxes clone and push through the hub, which alone holds the installation token.
-      upstreamOf: async (runId) => {
-        const repo = (await store.getRun(runId))?.repo ?? "";
-        const { token } = await installations.repoToken(repo);
-        return { url: options.cloneUrl(repo), env: installationTokenAuthEnv(token) };
-      },
+      upstreamOf: async (runId) =>
+        repositoryUpstream(
+          installations,
+          options.cloneUrl,
+        )((await store.getRun(runId))?.repo ?? ""),
     },
     events,
   );

@@ -1,3 +1,4 @@
+import { DefaultBranchMoves } from "../../devbox/local/branch-moves.js";
 import { DEVBOX_LEASE_MS } from "../../runtime/devbox-leases.js";
 import { Admission } from "../../runtime/admission.js";
 import { faultInjection } from "../../runtime/fault-injection.js";
@@ -12,7 +13,12 @@ import type { DeliveryRecord, Store } from "../../store/store.js";
 import { appRunPagesHandler } from "../pages/app-run-pages-handler.js";
 import type { RunPagesHandler } from "../../ui/run-pages-server.js";
 import type { Answers } from "../handlers/answers.js";
-import { appDevBoxes, executorFromEnv, type ExecutorPort } from "./app-devboxes.js";
+import {
+  appDevBoxes,
+  executorFromEnv,
+  repositoryUpstream,
+  type ExecutorPort,
+} from "./app-devboxes.js";
 import {
   appBase,
   appIntake,
@@ -123,8 +129,10 @@ export class AppHost {
     // The one part made after the surfaces that they ask for (see appSurfaces).
     let answers: Answers | undefined = undefined;
     const surfaces = appSurfaces(base, admission, () => answers);
-    const core = await openCore(base, options.stateDir, ports, admission, surfaces);
-    const services = appServices(base, core);
+    // Pushes to a default branch renew the warm DevBoxes of its repository.
+    const moves = new DefaultBranchMoves();
+    const core = await openCore(base, options.stateDir, ports, { admission, surfaces, moves });
+    const services = appServices(base, core, moves);
     answers = services.answers;
     const onError = (error: unknown) => base.log.error("background task", error);
     const { pages, installations } = base;
@@ -224,11 +232,17 @@ async function openCore(
   base: AppBase,
   stateDir: string,
   ports: AppHostPorts,
-  admission: Admission,
-  surfaces: Surfaces,
+  parts: { admission: Admission; surfaces: Surfaces; moves: DefaultBranchMoves },
 ): Promise<Host> {
+  const { admission, surfaces, moves } = parts;
   const { store, env, log, installations, cloneUrl, notices } = base;
-  const executor = ports.executor ?? executorFromEnv(stateDir, env, ports.cliPath);
+  const warm = {
+    source: repositoryUpstream(installations, cloneUrl),
+    moves,
+    // A warm DevBox that could not be made leaves the next claim cold; the log says why.
+    onError: (error: unknown) => log.error("warm DevBox", error),
+  };
+  const executor = ports.executor ?? executorFromEnv(stateDir, env, ports.cliPath, warm);
   return createHost({
     store,
     clock: base.now,

@@ -1,3 +1,4 @@
+import type { DefaultBranchMoves } from "../../devbox/local/branch-moves.js";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { gitHostBaseUrl, repositoryCloneUrl } from "../../devbox/git-host.js";
@@ -100,7 +101,7 @@ export function appSurfaces(
 }
 
 /** Run starts, answers and schedules over the host's runtime. */
-export function appServices(base: AppBase, core: Host): AppServices {
+export function appServices(base: AppBase, core: Host, moves?: DefaultBranchMoves): AppServices {
   const { store, now, holder, installations } = base;
   const { runtime, admission } = core;
   const onCreated = (runId: string) => core.surfaces.request(runId);
@@ -108,7 +109,9 @@ export function appServices(base: AppBase, core: Host): AppServices {
   const answers = new Answers({ store, runtime, now });
   const onError = (error: unknown) => base.log.error("background task", error);
   const schedules = new Schedules({ store, starter, installations, holder, now, onError });
-  return { starter, answers, schedules, installations };
+  const moved =
+    moves === undefined ? {} : { defaultBranchMoved: (repo: string) => moves.moved(repo) };
+  return { starter, answers, schedules, installations, ...moved };
 }
 
 /** The webhook intake, handing recorded deliveries to the services. */

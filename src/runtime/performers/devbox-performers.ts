@@ -51,6 +51,7 @@ async function startDevBox(
   token: string,
 ): Promise<void> {
   const { runId, hub, executor, store, source } = context;
+  const repo = (await store.getRun(runId))?.repo;
   // Provider keys the hub holds stay with it: the DevBox gets placeholders and its proxy.
   const providerEnv = hub.providerEnv(id, effect.spec.secrets);
   const names = effect.spec.secrets.filter((name) => providerEnv[name] === undefined);
@@ -67,9 +68,9 @@ async function startDevBox(
     token,
     spec: { ...effect.spec, secrets: names },
     // Git goes through the hub, which holds the repository's credentials.
-    repository: hub.servesGit
-      ? hub.gitUrl(id, (await store.getRun(runId))?.repo ?? "")
-      : await source.repositoryOf(runId),
+    repository: hub.servesGit ? hub.gitUrl(id, repo ?? "") : await source.repositoryOf(runId),
+    // Warm DevBoxes are kept per repository (see `devbox.warm`).
+    ...(repo === undefined ? {} : { repo }),
     env: secrets,
     providerEnv,
     egressProxy: hub.egressProxyUrl(id),

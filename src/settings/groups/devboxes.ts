@@ -51,6 +51,11 @@ export const devboxes = {
       description: "With `ecs`: the port of this replica's hub.",
       readers: ["app"],
     }),
+    warmMax: withDefault("CLUSTERCODE_WARM_MAX", whole(0, 64), 2, {
+      description:
+        "How many warm DevBoxes (`devbox.warm`) this host keeps at most, over every repository: each is capacity paid for while it waits. `0` turns warm DevBoxes off.",
+      readers: ["app", "cli"],
+    }),
     ecsMetadataUri: optional("ECS_CONTAINER_METADATA_URI_V4", text(), {
       description: "Set by ECS: where the app finds its task's private address.",
       readers: ["app"],

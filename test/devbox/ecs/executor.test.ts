@@ -119,6 +119,8 @@ describe("EcsExecutor", () => {
     expect(run).toMatchObject({
       cluster: "devboxes",
       capacityProviderStrategy: [{ capacityProvider: "devbox-asg", weight: 1 }],
+      // Instances already up (their image cached) are filled first.
+      placementStrategy: [{ type: "binpack", field: "memory" }],
       clientToken: "r1-d1",
       startedBy: "clustercode/r1-d1",
       tags: [
