@@ -24,6 +24,8 @@ export interface LaunchRequest {
   home: string;
   /** The clone source, bound into the sandbox when it is a local path. */
   repository: string;
+  /** The host's mirror a partial checkout fetches its missing blobs from (bound read-only). */
+  mirror?: string;
   cliPath: string;
   /** The hub's egress proxy with the DevBox's egress key, for commands' `HTTPS_PROXY`. */
   egressProxy?: string;
@@ -63,9 +65,14 @@ export async function launchAgent(request: LaunchRequest): Promise<Launched> {
     const [file = "", ...args] = command;
     return { child: await spawnAgent(file, args, env, request) };
   }
-  if (isLocalPath(request.repository)) {
-    // The source is bound in, owned by the app's user, not the DevBox's: git must trust it.
-    const config = `[safe]\n\tdirectory = ${request.repository}\n\tdirectory = ${request.repository}/.git\n`;
+  // The source and the mirror are bound in, owned by the app's user, not the DevBox's: git
+  // must trust them.
+  const trusted = [
+    ...(isLocalPath(request.repository) ? [request.repository, `${request.repository}/.git`] : []),
+    ...(request.mirror === undefined ? [] : [request.mirror]),
+  ];
+  if (trusted.length > 0) {
+    const config = `[safe]\n${trusted.map((dir) => `\tdirectory = ${dir}\n`).join("")}`;
     await writeFile(join(request.home, ".gitconfig"), config, { mode: 0o600 });
   }
   if (request.uid !== undefined) {
@@ -82,6 +89,7 @@ export async function launchAgent(request: LaunchRequest): Promise<Launched> {
         devboxDir: request.dir,
         hubSocket: relay.path,
         ...(isLocalPath(request.repository) ? { localSource: request.repository } : {}),
+        ...(request.mirror === undefined ? {} : { mirror: request.mirror }),
         cliPath: request.cliPath,
         path: env.PATH ?? "",
         ...(request.uid === undefined ? {} : { uid: request.uid }),
