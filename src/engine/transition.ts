@@ -132,6 +132,7 @@ export class Transition {
         ...(devbox?.cpu === undefined ? {} : { cpu: devbox.cpu }),
         ...(devbox?.memory === undefined ? {} : { memoryMiB: parseMemoryMiB(devbox.memory) }),
         ...(devbox?.network === undefined ? {} : { networkAllow: devbox.network.allow }),
+        ...(devbox?.cache === undefined ? {} : { cache: devbox.cache }),
       },
     });
     this.record("devbox.claimed", { devbox: id, branch });

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { BUILT_IN_ENGINES } from "./built-in-engines.js";
 import { DURATION_PATTERN } from "./duration.js";
 import { allowEntryProblem, NETWORK_SHORTCUTS } from "./network-allow.js";
+import { cachePathProblem } from "./cache-path.js";
 
 /** Ids of nodes and engines: lower-case, starting with a letter, at most 40 characters. */
 export const ID_PATTERN = /^[a-z][a-z0-9_-]{0,39}$/;
@@ -127,6 +128,30 @@ const triggers = z
     then: { anyOf: [{ required: ["label"] }, { required: ["schedule"] }] },
   });
 
+/** A path of a `devbox.cache` entry: relative, inside the checkout, without `..`. */
+const cachePath = z.string().superRefine((path, ctx) => {
+  const problem = cachePathProblem(path);
+  if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
+});
+
+/** One `devbox.cache` entry, in the manner of GitHub Actions' `actions/cache`. */
+const cacheEntry = z
+  .strictObject({
+    key: z
+      .array(cachePath.describe("A file of the checkout, such as package-lock.json."))
+      .min(1)
+      .describe(
+        "Files whose contents make the cache key, with the setup commands and the paths: change one and the cache misses.",
+      ),
+    paths: z
+      .array(cachePath.describe("A directory or file of the checkout, such as node_modules."))
+      .min(1)
+      .describe("What setup makes and the cache keeps: relative to the checkout, inside it."),
+  })
+  .describe(
+    "Restored before setup when its key was saved; saved after a successful setup when it was not. Setup commands see CLUSTERCODE_CACHE_HIT=true when every entry was restored.",
+  );
+
 const devbox = z
   .strictObject({
     image: z
@@ -151,6 +176,12 @@ const devbox = z
       .array(z.string().min(1))
       .optional()
       .describe("Commands run once each time a DevBox is claimed, with bash -eo pipefail."),
+    cache: z
+      .array(cacheEntry)
+      .optional()
+      .describe(
+        "What setup makes that later DevBoxes of the repository may reuse, such as node_modules keyed by package-lock.json.",
+      ),
     secrets: z
       .array(
         z.string().regex(/^[A-Z_][A-Z0-9_]{0,127}$/, {

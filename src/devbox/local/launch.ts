@@ -26,6 +26,8 @@ export interface LaunchRequest {
   repository: string;
   /** The host's mirror a partial checkout fetches its missing blobs from (bound read-only). */
   mirror?: string;
+  /** The setup cache's directories: the run branch's (bound writable), the base branch's. */
+  setupCache?: { writable: string; readOnly: string[] };
   cliPath: string;
   /** The hub's egress proxy with the DevBox's egress key, for commands' `HTTPS_PROXY`. */
   egressProxy?: string;
@@ -90,6 +92,7 @@ export async function launchAgent(request: LaunchRequest): Promise<Launched> {
         hubSocket: relay.path,
         ...(isLocalPath(request.repository) ? { localSource: request.repository } : {}),
         ...(request.mirror === undefined ? {} : { mirror: request.mirror }),
+        ...(request.setupCache === undefined ? {} : { setupCache: request.setupCache }),
         cliPath: request.cliPath,
         path: env.PATH ?? "",
         ...(request.uid === undefined ? {} : { uid: request.uid }),

@@ -68,11 +68,12 @@ async function fetchMirror(
     await git(["init", "--quiet", "--bare", mirror], dirname(mirror), env);
     // Partial clones from the mirror need its upload-pack to filter; a gc would drop objects
     // that blobless checkouts still fetch lazily from it.
-    for (const [key, value] of [
+    const settings: [string, string][] = [
       ["uploadpack.allowFilter", "true"],
       ["uploadpack.allowAnySHA1InWant", "true"],
       ["gc.auto", "0"],
-    ]) {
+    ];
+    for (const [key, value] of settings) {
       await git(["config", key, value], mirror, env);
     }
   }
