@@ -67,20 +67,7 @@ export async function launchAgent(request: LaunchRequest): Promise<Launched> {
     const [file = "", ...args] = command;
     return { child: await spawnAgent(file, args, env, request) };
   }
-  // The source and the mirror are bound in, owned by the app's user, not the DevBox's: git
-  // must trust them.
-  const trusted = [
-    ...(isLocalPath(request.repository) ? [request.repository, `${request.repository}/.git`] : []),
-    ...(request.mirror === undefined ? [] : [request.mirror]),
-  ];
-  if (trusted.length > 0) {
-    const config = `[safe]\n${trusted.map((dir) => `\tdirectory = ${dir}\n`).join("")}`;
-    await writeFile(join(request.home, ".gitconfig"), config, { mode: 0o600 });
-  }
-  if (request.uid !== undefined) {
-    const owner = `${request.uid}:${request.uid}`;
-    await run("chown", ["-R", owner, request.checkout, request.tmp, request.home]);
-  }
+  await prepareForSandbox(request);
   const relay = await HubRelay.open(join(request.dir, "hub.sock"), request.apiUrl, request.uid);
   try {
     const port = new URL(request.apiUrl).port || "80";
@@ -117,6 +104,25 @@ export async function launchAgent(request: LaunchRequest): Promise<Launched> {
   } catch (error) {
     await relay.close();
     throw error;
+  }
+}
+
+/**
+ * Makes the DevBox's files its own uid's (when the app is root), and tells git to trust the
+ * source (when a local path) and the mirror: they are bound in, owned by the app's user.
+ */
+async function prepareForSandbox(request: LaunchRequest): Promise<void> {
+  const trusted = [
+    ...(isLocalPath(request.repository) ? [request.repository, `${request.repository}/.git`] : []),
+    ...(request.mirror === undefined ? [] : [request.mirror]),
+  ];
+  if (trusted.length > 0) {
+    const config = `[safe]\n${trusted.map((dir) => `\tdirectory = ${dir}\n`).join("")}`;
+    await writeFile(join(request.home, ".gitconfig"), config, { mode: 0o600 });
+  }
+  if (request.uid !== undefined) {
+    const owner = `${request.uid}:${request.uid}`;
+    await run("chown", ["-R", owner, request.checkout, request.tmp, request.home]);
   }
 }
 

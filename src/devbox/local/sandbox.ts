@@ -149,39 +149,7 @@ export function sandboxedAgent(
     "--clearenv",
     ...Object.entries(sandbox.env).flatMap(([name, value]) => ["--setenv", name, value]),
   ];
-  const readOnly = new Set<string>();
-  for (const dir of ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"]) {
-    if (existsSync(dir)) readOnly.add(dir);
-  }
-  for (const file of ETC_FILES) if (existsSync(file)) readOnly.add(file);
-  readOnly.add(installPrefix(process.execPath));
-  const packageRoot = resolve(dirname(sandbox.cliPath), "..", "..");
-  for (const part of ["dist", "node_modules", "package.json"]) {
-    const path = join(packageRoot, part);
-    if (existsSync(path)) readOnly.add(path);
-  }
-  for (const dir of sandbox.path.split(delimiter)) {
-    if (dir !== "" && dir.startsWith(sep) && existsSync(dir) && !isTooBroad(dir)) {
-      readOnly.add(dir);
-    }
-  }
-  const binds: [string, string, string][] = [...readOnly]
-    .sort()
-    .map((path) => ["--ro-bind", realpathSync(path), path]);
-  // Until git goes through the hub, a clone source that is a local path is bound (writable, as
-  // far as its owner allows, for checkpoint pushes); this goes once git fetches over the hub.
-  if (sandbox.localSource !== undefined && existsSync(sandbox.localSource)) {
-    binds.push(["--bind", realpathSync(sandbox.localSource), sandbox.localSource]);
-  }
-  if (sandbox.mirror !== undefined && existsSync(sandbox.mirror)) {
-    binds.push(["--ro-bind", realpathSync(sandbox.mirror), sandbox.mirror]);
-  }
-  for (const dir of sandbox.setupCache?.readOnly ?? []) binds.push(["--ro-bind", dir, dir]);
-  if (sandbox.setupCache !== undefined) {
-    binds.push(["--bind", sandbox.setupCache.writable, sandbox.setupCache.writable]);
-  }
-  binds.push(["--bind", sandbox.devboxDir, sandbox.devboxDir]);
-  binds.push(["--bind", sandbox.hubSocket, HUB_SOCKET_IN_SANDBOX]);
+  const binds = bindsOf(sandbox);
   // As root, this bwrap builds the root with root's access to the paths, and a second,
   // unprivileged one (after setpriv) makes the PID namespace and its /proc: the host's /proc is
   // bound only for it to mount over (the kernel lets a user namespace mount a proc only where a
@@ -213,6 +181,45 @@ export function sandboxedAgent(
   }
   args.push(...command);
   return { file: sandbox.bwrap, args };
+}
+
+/** One bwrap bind: the flag, the host path, the path inside. */
+type Bind = [string, string, string];
+
+/** What of the host the agent's sandbox shows: read-only system and app files, its own files. */
+function bindsOf(sandbox: AgentSandbox): Bind[] {
+  const readOnly = new Set<string>();
+  for (const dir of ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"]) {
+    if (existsSync(dir)) readOnly.add(dir);
+  }
+  for (const file of ETC_FILES) if (existsSync(file)) readOnly.add(file);
+  readOnly.add(installPrefix(process.execPath));
+  const packageRoot = resolve(dirname(sandbox.cliPath), "..", "..");
+  for (const part of ["dist", "node_modules", "package.json"]) {
+    const path = join(packageRoot, part);
+    if (existsSync(path)) readOnly.add(path);
+  }
+  for (const dir of sandbox.path.split(delimiter)) {
+    if (dir !== "" && dir.startsWith(sep) && existsSync(dir) && !isTooBroad(dir)) {
+      readOnly.add(dir);
+    }
+  }
+  const binds: Bind[] = [...readOnly].sort().map((path) => ["--ro-bind", realpathSync(path), path]);
+  // Until git goes through the hub, a clone source that is a local path is bound (writable, as
+  // far as its owner allows, for checkpoint pushes); this goes once git fetches over the hub.
+  if (sandbox.localSource !== undefined && existsSync(sandbox.localSource)) {
+    binds.push(["--bind", realpathSync(sandbox.localSource), sandbox.localSource]);
+  }
+  if (sandbox.mirror !== undefined && existsSync(sandbox.mirror)) {
+    binds.push(["--ro-bind", realpathSync(sandbox.mirror), sandbox.mirror]);
+  }
+  for (const dir of sandbox.setupCache?.readOnly ?? []) binds.push(["--ro-bind", dir, dir]);
+  if (sandbox.setupCache !== undefined) {
+    binds.push(["--bind", sandbox.setupCache.writable, sandbox.setupCache.writable]);
+  }
+  binds.push(["--bind", sandbox.devboxDir, sandbox.devboxDir]);
+  binds.push(["--bind", sandbox.hubSocket, HUB_SOCKET_IN_SANDBOX]);
+  return binds;
 }
 
 /** What of /etc a DevBox needs: names, certificates, git's and the shell's settings. */
