@@ -35,6 +35,11 @@ export interface LocalExecutorOptions {
   graceMs?: number;
   /** The user id DevBoxes run as (they run as this process); default `process.getuid()`. */
   uid?: number;
+  /**
+   * Whether checkouts are blobless clones from the host's mirror (default true); false: plain
+   * full clones, as before mirrors (the benchmark's baseline).
+   */
+  partialClones?: boolean;
 }
 
 /** Where one local DevBox keeps its files. The checkout is a subdirectory so that `git add -A`
@@ -155,7 +160,9 @@ export class LocalExecutor implements DevBoxExecutor {
   ): Promise<void> {
     const env = passedOn(this.#env);
     if (!existsSync(join(paths.checkout, ".git"))) {
-      await cloneCheckout(request, { ...paths, stateDir: this.#options.stateDir, say }, env);
+      const mirrors =
+        this.#options.partialClones === false ? {} : { stateDir: this.#options.stateDir };
+      await cloneCheckout(request, { ...paths, ...mirrors, say }, env);
     } else if (!(await setOrigin(paths, request.repository, env))) {
       throw new DevBoxError(
         "clone-failed",
