@@ -78,9 +78,10 @@ async function plainClone(
 }
 
 /**
- * Refreshes the mirror, clones the branch the agent will check out from it without blobs (the
- * checkout's files are fetched from the mirror, and any other blob when first needed), then
- * adds `origin` for the real repository: fetches and pushes go where they always went.
+ * Refreshes the mirror, clones the branch the agent will check out from it, blobless and with
+ * the mirror as its reference (alternates), so the checkout holds only its own new objects;
+ * then adds `origin` for the real repository: fetches and pushes go where they always went.
+ * The mirror never drops objects (no gc, no repack), so checkouts that borrow them stay whole.
  */
 async function partialClone(
   request: StartRequest,
@@ -98,6 +99,10 @@ async function partialClone(
         "clone",
         "--quiet",
         "--filter=blob:none",
+        // Borrows the mirror's objects instead of copying them: nothing of the history is
+        // transferred, and a blob the mirror lacks is fetched from it when first needed.
+        "--reference",
+        mirror,
         "--single-branch",
         ...(branch === undefined ? [] : ["--branch", branch]),
         "--origin",
