@@ -80,7 +80,17 @@ async function fetchMirror(
   // The address is given on each fetch, never stored: it may carry a token, and the hub's route
   // names the DevBox that asked.
   await git(
-    ["fetch", "--quiet", "--prune", "--no-tags", "--", repository, "+refs/heads/*:refs/heads/*"],
+    [
+      "fetch",
+      "--quiet",
+      "--prune",
+      "--no-tags",
+      // FETCH_HEAD would record the address, token and all.
+      "--no-write-fetch-head",
+      "--",
+      repository,
+      "+refs/heads/*:refs/heads/*",
+    ],
     mirror,
     { ...env, GIT_TERMINAL_PROMPT: "0" },
   );

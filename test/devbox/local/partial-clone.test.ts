@@ -3,7 +3,7 @@
  * remote (here the hub's git route, as on the app) and no credential written anywhere.
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -141,6 +141,8 @@ describe("partial clones from the host's mirror", () => {
       expect(config.toLowerCase()).not.toContain("extraheader");
     }
     expect(configOf(mirror)).not.toContain("url =");
+    // Nor in FETCH_HEAD, which would record the address it was fetched from.
+    expect(existsSync(join(mirror, "FETCH_HEAD"))).toBe(false);
 
     // An old blob comes from the mirror when first needed, with no credential at hand.
     const old = await world.script("run7-box1", "c1", "git show HEAD~2:data.txt");
