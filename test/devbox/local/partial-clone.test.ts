@@ -3,7 +3,14 @@
  * remote (here the hub's git route, as on the app) and no credential written anywhere.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  writeFileSync,
+} from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +20,7 @@ import type { DevBoxEvent } from "../../../src/devbox/hub/events.js";
 import { DevBoxHub } from "../../../src/devbox/hub/hub.js";
 import { LocalExecutor } from "../../../src/devbox/local/executor.js";
 import { mirrorPath, refreshMirror } from "../../../src/devbox/local/mirror.js";
+import { setupCacheDir } from "../../../src/devbox/local/setup-cache-dirs.js";
 
 const RUN_BRANCH = "clustercode/7-1";
 const root = realpathSync(mkdtempSync(join(tmpdir(), "clustercode-partial-")));
@@ -219,5 +227,26 @@ describe("the setup cache across DevBoxes", () => {
     expect(second).toContain("setup cache: restored out");
     expect(second).toContain("SKIPPED");
     expect(readFileSync(join(checkout, "out", "file"), "utf8")).toBe("built\n");
+  });
+  it("lets a sandboxed DevBox write only its run branch's cache, read its base's, see no other", async () => {
+    world = new World(true);
+    // The hub's route and GitHub's address name the same cache: octo/repo.
+    const repository = "https://github.com/octo/repo.git";
+    const own = setupCacheDir(world.stateDir, repository, RUN_BRANCH);
+    const base = setupCacheDir(world.stateDir, repository, "main");
+    const other = setupCacheDir(world.stateDir, "https://github.com/other/repo.git", "main");
+    mkdirSync(other, { recursive: true });
+    writeFileSync(join(other, "secret.tar"), "another repository's\n");
+    const ready = await world.start("run7-box8", { setup: install, cache });
+    expect(ready).toMatchObject({ ok: true, isolation: "bubblewrap" });
+    const plant = await world.script(
+      "run7-box8",
+      "c1",
+      `touch "${own}/own" && echo OWN; touch "${base}/planted" || echo REFUSED; cat "${other}/secret.tar" || echo HIDDEN`,
+    );
+    expect(plant.output).toContain("OWN");
+    expect(plant.output).toContain("REFUSED");
+    expect(plant.output).toContain("HIDDEN");
+    expect(existsSync(join(base, "planted"))).toBe(false);
   });
 });
