@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 /**
@@ -33,6 +34,12 @@ const INTEGRATION = [
   "test/workflow/editor-schema.test.ts",
 ];
 
+/**
+ * Vitest's default is one worker less than the cores: on CI's 2-core machine, one file at a
+ * time.
+ */
+const cores = availableParallelism();
+
 const shared = {
   setupFiles: ["test/setup-env.ts"],
   testTimeout: 20_000,
@@ -48,6 +55,9 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           exclude: INTEGRATION,
           setupFiles: [...shared.setupFiles, "test/helpers/no-processes.ts"],
+          // CPU-bound: one file per core; first, then the integration project.
+          maxWorkers: cores,
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -56,6 +66,9 @@ export default defineConfig({
           name: "integration",
           include: INTEGRATION,
           globalSetup: ["test/helpers/fresh-build.ts"],
+          // These wait on processes, git and sockets more than they compute: two files per core.
+          maxWorkers: 2 * cores,
+          sequence: { groupOrder: 1 },
         },
       },
     ],

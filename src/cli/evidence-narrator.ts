@@ -76,7 +76,7 @@ export function describeEvidence(entry: EvidenceEntry): string | undefined {
   const e = entry as EvidenceEntry & Record<string, string | number | undefined>;
   switch (entry.kind) {
     case "node.entered":
-      return `▶ ${e.node} (${e.nodeKind}${attemptNote(e.attempt)})`;
+      return `▶ ${e.node} (${e.nodeKind}${visitNote(e.visit)}${attemptNote(e.attempt)})`;
     case "command.finished":
       return `  ${e.exitCode === 0 ? "✓" : "✗"} ${e.command}: exit ${e.exitCode} in ${formatMs(Number(e.durationMs))}${e.costUsd === undefined ? "" : ` ($${Number(e.costUsd).toFixed(2)})`}`;
     case "loop.iteration":
@@ -93,6 +93,8 @@ export function describeEvidence(entry: EvidenceEntry): string | undefined {
       return `  ⏹ ${e.node} stopped (${e.reason}): checkpointing its work first`;
     case "budget.reset":
       return `  ↺ budgets reset by ${e.actor} for ${e.node}`;
+    case "back-edge.exhausted":
+      return `  ⤺ ${e.from} → ${e.to} reached its cap of ${e.cap}`;
     case "attempt.lost":
       return `  ⚠ attempt ${e.attempt ?? ""} lost: ${e.reason}`;
     case "run.finished":
@@ -126,6 +128,11 @@ function firstLine(text: string): string {
 
 function attemptNote(attempt: unknown): string {
   return typeof attempt === "number" && attempt > 1 ? `, attempt ${attempt}` : "";
+}
+
+/** `, visit 2` for a node entered again (its first visit goes unsaid). */
+function visitNote(visit: unknown): string {
+  return typeof visit === "number" && visit > 1 ? `, visit ${visit}` : "";
 }
 
 function formatMs(ms: number): string {

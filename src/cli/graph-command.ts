@@ -10,9 +10,10 @@ import { chooseWorkflow } from "./workflow-choice.js";
 const graph: Command = async (args, io) => {
   const { positionals } = parseOptions(args, {});
   if (positionals.length > 1) throw new UsageError("usage: clustercode graph [FILE|NAME]");
-  const { file, parsed } = await chooseWorkflow(io, positionals[0]);
+  const { file, text, parsed } = await chooseWorkflow(io, positionals[0]);
   if (!parsed.ok) {
-    io.stderr.write(renderReports([{ file, valid: false, findings: parsed.findings }], "human"));
+    const report = { file, valid: false, findings: parsed.findings, text };
+    io.stderr.write(renderReports([report], "human"));
     return 1;
   }
   io.stdout.write(renderMermaid(parsed.workflow));

@@ -47,7 +47,7 @@ export async function chooseRun(
       : workflowOfEvent(event, await readWorkflows(io));
   if (!file.parsed.ok) {
     throw new UsageError(
-      `${file.file} does not validate:\n${renderReports([{ file: file.file, valid: false, findings: file.parsed.findings }], "human").trimEnd()}`,
+      `${file.file} does not validate:\n${renderReports([{ file: file.file, valid: false, findings: file.parsed.findings, text: file.text }], "human").trimEnd()}`,
     );
   }
   const workflow = file.parsed.workflow;

@@ -25,14 +25,18 @@ export function statusTable(rows: StatusRow[], now: number): string {
     .join("");
 }
 
-/** One run in detail: its line, then each visit (numbered per node) with its attempt. */
+/**
+ * One run in detail: its line, then each attempt at a node: which visit of the node it belongs
+ * to (numbered per node) and its attempt within that visit (a retry is the visit's next attempt).
+ */
 export function statusDetail(row: StatusRow, now: number): string {
   const { state, shown } = row;
   const why = whyOf(state);
   const lines = [`${columns(row, now).join("  ")}${why === undefined ? "" : `  (${why})`}`];
   const seen = new Map<string, number>();
   for (const [index, visit] of state.visits.entries()) {
-    const number = (seen.get(visit.node) ?? 0) + 1;
+    const before = seen.get(visit.node) ?? 0;
+    const number = visit.attempt > 1 ? Math.max(before, 1) : before + 1;
     seen.set(visit.node, number);
     const outcome =
       visit.outcome ?? (shown === "interrupted" ? shown : openVisitState(state, index));

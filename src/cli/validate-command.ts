@@ -2,12 +2,15 @@ import type { Finding } from "../workflow/finding.js";
 import { parseWorkflow } from "../workflow/parse.js";
 import { formatOption, parseOptions, readInput, UsageError, type Command } from "./command.js";
 import { discoverWorkflows } from "../workflow/find-workflows.js";
+import { codeFrame } from "./code-frame.js";
 
 /** The result of validating one file. */
 export interface FileReport {
   file: string;
   valid: boolean;
   findings: Finding[];
+  /** The file's text: the human format shows each finding's line under it. Never in JSON. */
+  text?: string;
 }
 
 const FORMATS = ["human", "json", "github"] as const;
@@ -26,7 +29,7 @@ const validate: Command = async (args, io) => {
   for (const file of files) {
     const text = await readInput(io, file);
     const result = parseWorkflow(text);
-    reports.push({ file, valid: result.ok, findings: result.findings });
+    reports.push({ file, valid: result.ok, findings: result.findings, text });
   }
   io.stdout.write(renderReports(reports, format));
   if (format === "human") io.stderr.write(summarize(reports));
@@ -36,15 +39,27 @@ export default validate;
 
 /** Findings in one of the output formats. */
 export function renderReports(reports: FileReport[], format: (typeof FORMATS)[number]): string {
-  if (format === "json") return JSON.stringify({ files: reports }) + "\n";
+  if (format === "json") {
+    const files = reports.map(({ file, valid, findings }) => ({ file, valid, findings }));
+    return JSON.stringify({ files }) + "\n";
+  }
   const lines = reports.flatMap((report) =>
     report.findings.map((finding) =>
       format === "github"
         ? `::${finding.severity} file=${property(report.file)},line=${finding.line},col=${finding.column},title=${property(finding.rule)}::${data(finding.message)}`
-        : `${report.file}:${finding.line}:${finding.column}  ${finding.severity}  ${finding.message}  [${finding.rule}]`,
+        : human(report, finding),
     ),
   );
   return lines.length === 0 ? "" : lines.join("\n") + "\n";
+}
+
+/** `FILE:LINE:COL  SEVERITY  MESSAGE  [RULE]`, then the source around it with a caret. */
+function human(report: FileReport, finding: Finding): string {
+  const head = `${report.file}:${finding.line}:${finding.column}  ${finding.severity}  ${finding.message}  [${finding.rule}]`;
+  const frame =
+    report.text === undefined ? "" : codeFrame(report.text, finding.line, finding.column);
+  // The frame ends in a newline: a blank line then parts one finding from the next.
+  return frame === "" ? head : `${head}\n${frame}`;
 }
 
 function summarize(reports: FileReport[]): string {

@@ -1,5 +1,6 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcessByStdio } from "node:child_process";
 import { constants } from "node:os";
+import type { Readable } from "node:stream";
 import { MaskedStreams } from "./agent/masked-streams.js";
 import { SecretMask } from "./agent/secret-mask.js";
 import type { OutputTail } from "./output-tail.js";
@@ -66,24 +67,14 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessExit> {
       const pid = child.pid;
       graceTimer = setTimeout(() => killGroup(pid, "SIGKILL"), options.killGraceMs ?? 2000);
     };
-    const streams = new MaskedStreams(options.mask ?? SecretMask.none);
-    const show = (text: string) => {
-      if (text === "") return;
-      options.output.push(text);
-      options.tee?.(text);
-    };
-    child.stdout.on("data", (chunk: Buffer) => {
-      options.stdout?.push(chunk);
-      show(streams.write("stdout", chunk));
-    });
-    child.stderr.on("data", (chunk: Buffer) => show(streams.write("stderr", chunk)));
+    const { show, end } = showOutput(child, options);
 
     let settled = false;
     const finish = (exitCode: number) => {
       if (settled) return;
       settled = true;
       clearTimeout(graceTimer);
-      show(streams.end());
+      end();
       // Once the leader is gone, whatever of its group ignored SIGTERM is killed outright.
       if (aborted && child.pid !== undefined) killGroup(child.pid, "SIGKILL");
       options.signal.removeEventListener("abort", abort);
@@ -99,18 +90,48 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessExit> {
       if (options.signal.aborted) abort();
       else options.signal.addEventListener("abort", abort, { once: true });
     });
-    child.once("exit", (code, signal) => {
-      const exitCode = code ?? 128 + (signal === null ? 0 : constants.signals[signal]);
-      // Wait for the output to drain, but not for background processes that hold the pipes open.
-      const drained = setTimeout(() => {
-        child.stdout.destroy();
-        child.stderr.destroy();
-        finish(exitCode);
-      }, 1000);
-      child.once("close", () => {
-        clearTimeout(drained);
-        finish(exitCode);
-      });
+    finishAfterExit(child, finish);
+  });
+}
+
+/** A child process run by {@link runProcess}: no stdin, stdout and stderr piped. */
+type PipedChild = ChildProcessByStdio<null, Readable, Readable>;
+
+/**
+ * Shows the child's output as it comes, masked, in `output` and `tee` (stdout also unmasked in
+ * `stdout`); `show` adds the runner's own lines, `end` flushes what the masks still hold.
+ */
+function showOutput(
+  child: PipedChild,
+  options: RunProcessOptions,
+): { show: (text: string) => void; end: () => void } {
+  const streams = new MaskedStreams(options.mask ?? SecretMask.none);
+  const show = (text: string) => {
+    if (text === "") return;
+    options.output.push(text);
+    options.tee?.(text);
+  };
+  child.stdout.on("data", (chunk: Buffer) => {
+    options.stdout?.push(chunk);
+    show(streams.write("stdout", chunk));
+  });
+  child.stderr.on("data", (chunk: Buffer) => show(streams.write("stderr", chunk)));
+  return { show, end: () => show(streams.end()) };
+}
+
+/** Calls `finish` with the exit code once the child exited and its output drained. */
+function finishAfterExit(child: PipedChild, finish: (exitCode: number) => void): void {
+  child.once("exit", (code, signal) => {
+    const exitCode = code ?? 128 + (signal === null ? 0 : constants.signals[signal]);
+    // Wait for the output to drain, but not for background processes that hold the pipes open.
+    const drained = setTimeout(() => {
+      child.stdout.destroy();
+      child.stderr.destroy();
+      finish(exitCode);
+    }, 1000);
+    child.once("close", () => {
+      clearTimeout(drained);
+      finish(exitCode);
     });
   });
 }

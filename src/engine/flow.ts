@@ -61,7 +61,9 @@ export function enterNode(
   };
   s.status = "running";
   delete s.awaiting;
-  t.record("node.entered", { node: nodeId, attempt, nodeKind: node.kind });
+  // Visits are numbered per node; a retry (attempt 2 on) is another attempt at the same visit.
+  const visit = Math.max(1, s.visits.filter((v) => v.node === nodeId && v.attempt === 1).length);
+  t.record("node.entered", { node: nodeId, visit, attempt, nodeKind: node.kind });
   if (feedback.length > 0) t.record("feedback.given", { node: nodeId, attempt, items: feedback });
   kind.enter(t);
 }
@@ -109,31 +111,38 @@ export function completeNode(t: Transition, outcome: string, reason?: string): v
   traverse(t, edge);
 }
 
-function traverse(t: Transition, edge: Edge, exhaustedAlready = false): void {
+/**
+ * Moves the token along `edge`. A back-edge at its cap takes the give-up edge instead, or fails
+ * the run; either way the run's reason names the edge that reached its cap (`exhausted`).
+ */
+function traverse(t: Transition, edge: Edge, exhausted?: string): void {
   const s = t.snapshot;
   const index = t.definition.workflow.edges.indexOf(edge);
   if (edge.back === true) {
     const cap = edge.max_traversals ?? DEFAULT_MAX_TRAVERSALS;
     const crossed = s.traversals[index] ?? 0;
     if (crossed >= cap) {
-      const giveUp = exhaustedAlready
-        ? undefined
-        : outgoing(t, edge.from).find((e) => e.label === "exhausted");
+      const giveUp =
+        exhausted === undefined
+          ? outgoing(t, edge.from).find((e) => e.label === "exhausted")
+          : undefined;
       t.record("back-edge.exhausted", { from: edge.from, to: edge.to, cap });
+      const why = `${edge.from} → ${edge.to} reached its cap of ${cap}`;
       if (giveUp === undefined) {
-        endRun(t, "failed", "back-edge-exhausted", edge.from);
+        endRun(t, "failed", `back-edge-exhausted: ${why}`, edge.from);
         return;
       }
       const visit = s.visits.at(-1);
       if (visit !== undefined) visit.label = "exhausted";
-      traverse(t, giveUp, true);
+      traverse(t, giveUp, why);
       return;
     }
     s.traversals[index] = crossed + 1;
   }
   if (isTerminal(edge.to)) {
     const status = TERMINAL_STATUS[edge.to] ?? "failed";
-    endRun(t, status, status === "succeeded" ? undefined : `reached ${edge.to}`, edge.from);
+    const reason = `reached ${edge.to}${exhausted === undefined ? "" : `: ${exhausted}`}`;
+    endRun(t, status, status === "succeeded" ? undefined : reason, edge.from);
     return;
   }
   enterNode(t, edge.to);

@@ -46,7 +46,8 @@ export function retry(t: Transition, event: RetryEvent): string | undefined {
   if (usedUp.length > 0 && !reset) {
     return `${usedUp.join("; ")}; retry with --reset-budget to give it a fresh budget`;
   }
-  const attempt = Math.max(0, ...s.visits.filter((v) => v.node === node).map((v) => v.attempt)) + 1;
+  // Attempts are counted per visit: the retry is the next attempt at the node's last visit.
+  const attempt = (previous?.attempt ?? 0) + 1;
   delete s.active;
   recordRetry(t, event, node, attempt, usedUp);
   if (lost === undefined) {

@@ -164,7 +164,10 @@ export class LocalHost {
     try {
       await this.runtime.idle();
       await look();
-      return await waiting;
+      const settled = await waiting;
+      // A look may see the final snapshot before its evidence is written: wait for that too.
+      await this.runtime.idle();
+      return settled;
     } finally {
       clearInterval(looking);
     }

@@ -93,7 +93,11 @@ function startServer(stateDir: string): void {
         require.resolve("classic-level"),
         String(IDLE_MS),
       ],
-      { detached: true, stdio: ["ignore", log, log], env: { PATH: inheritedEnvironment().PATH ?? "" } },
+      {
+        detached: true,
+        stdio: ["ignore", log, log],
+        env: { PATH: inheritedEnvironment().PATH ?? "" },
+      },
     );
     child.unref();
   } finally {

@@ -42,18 +42,7 @@ export function buildLoopView(node: LoopNode, records: readonly EvidenceRecord[]
       const exitCode = numberOf(entry.exitCode) ?? -1;
       const output = textOf(entry.output);
       if (sent?.agent !== undefined) {
-        const iteration = open();
-        const engine = textOf(entry.engine);
-        const model = textOf(entry.model) ?? textOf(sent.model);
-        iteration.agent = {
-          exitCode,
-          ...(engine === undefined ? {} : { engine }),
-          ...(model === undefined ? {} : { model }),
-          ...(output === undefined ? {} : { output }),
-        };
-        iteration.costUsd += numberOf(entry.costUsd) ?? 0;
-        const tokens = addTokens(iteration.tokens, tokensOf(entry.usage));
-        if (tokens !== undefined) iteration.tokens = tokens;
+        recordAgentTurn(open(), entry, sent, exitCode, output);
       } else if (sent?.run !== undefined && current !== undefined) {
         const script = textOf(sent.run);
         const index = current.gates.length;
@@ -66,14 +55,7 @@ export function buildLoopView(node: LoopNode, records: readonly EvidenceRecord[]
         });
       }
     } else if (entry.kind === "loop.iteration") {
-      const iteration = open();
-      iteration.iteration = numberOf(entry.iteration) ?? iteration.iteration;
-      iteration.costUsd = numberOf(entry.costUsd) ?? iteration.costUsd;
-      iteration.feedback = iteration.gates
-        .filter((gate) => gate.exitCode !== 0)
-        .map((gate) => ({ gate: gate.name, output: gate.output ?? "" }));
-      iteration.finished = true;
-      iterations.push(iteration);
+      iterations.push(closeIteration(open(), entry));
       current = undefined;
     }
   }
@@ -85,4 +67,36 @@ export function buildLoopView(node: LoopNode, records: readonly EvidenceRecord[]
     iterations,
     ...(max === undefined ? {} : { maxIterations: max }),
   };
+}
+
+/** Records a finished agent turn on its iteration: exit code, engine, model, output, spend. */
+function recordAgentTurn(
+  iteration: IterationView,
+  entry: EntryFields,
+  sent: EntryFields,
+  exitCode: number,
+  output: string | undefined,
+): void {
+  const engine = textOf(entry.engine);
+  const model = textOf(entry.model) ?? textOf(sent.model);
+  iteration.agent = {
+    exitCode,
+    ...(engine === undefined ? {} : { engine }),
+    ...(model === undefined ? {} : { model }),
+    ...(output === undefined ? {} : { output }),
+  };
+  iteration.costUsd += numberOf(entry.costUsd) ?? 0;
+  const tokens = addTokens(iteration.tokens, tokensOf(entry.usage));
+  if (tokens !== undefined) iteration.tokens = tokens;
+}
+
+/** Closes an iteration with its `loop.iteration` entry: the failed gates become its feedback. */
+function closeIteration(iteration: IterationView, entry: EntryFields): IterationView {
+  iteration.iteration = numberOf(entry.iteration) ?? iteration.iteration;
+  iteration.costUsd = numberOf(entry.costUsd) ?? iteration.costUsd;
+  iteration.feedback = iteration.gates
+    .filter((gate) => gate.exitCode !== 0)
+    .map((gate) => ({ gate: gate.name, output: gate.output ?? "" }));
+  iteration.finished = true;
+  return iteration;
 }

@@ -55,25 +55,41 @@ export function buildPrototypeView(
     } else if (entry.kind === "decision.evaluated") {
       view.judge = judgeOf(entry);
     } else if (entry.kind === "prototype.selected") {
-      const winner = numberOf(entry.variant);
-      if (winner !== undefined) view.winner = winner;
-      const why = textOf(entry.why);
-      if (why !== undefined) view.why = why;
-      const won = variants[(winner ?? 0) - 1];
-      const branch = textOf(entry.branch);
-      if (won !== undefined && branch !== undefined) won.branch = branch;
+      recordSelection(view, entry);
     } else if (entry.kind === "prototype.variants" && Array.isArray(entry.variants)) {
-      for (const row of entry.variants as Record<string, unknown>[]) {
-        const target = variants[(numberOf(row.variant) ?? 0) - 1];
-        if (target === undefined) continue;
-        target.result = textOf(row.verdict) ?? target.result;
-        target.costUsd = numberOf(row.costUsd) ?? target.costUsd;
-        target.durationMs = numberOf(row.durationMs) ?? target.durationMs;
-        target.gates = gatesOf(row.gates);
-      }
+      applyFinalTable(variants, entry.variants as Record<string, unknown>[]);
     }
   }
-  for (const state of live ?? []) {
+  applyLiveState(variants, live ?? []);
+  return view;
+}
+
+/** Records the race's winner, why it won, and the branch it won on. */
+function recordSelection(view: PrototypeView, entry: Record<string, unknown>): void {
+  const winner = numberOf(entry.variant);
+  if (winner !== undefined) view.winner = winner;
+  const why = textOf(entry.why);
+  if (why !== undefined) view.why = why;
+  const won = view.variants[(winner ?? 0) - 1];
+  const branch = textOf(entry.branch);
+  if (won !== undefined && branch !== undefined) won.branch = branch;
+}
+
+/** Overwrites each variant's result, cost, duration and gates with the decided race's table. */
+function applyFinalTable(variants: VariantView[], rows: readonly Record<string, unknown>[]): void {
+  for (const row of rows) {
+    const target = variants[(numberOf(row.variant) ?? 0) - 1];
+    if (target === undefined) continue;
+    target.result = textOf(row.verdict) ?? target.result;
+    target.costUsd = numberOf(row.costUsd) ?? target.costUsd;
+    target.durationMs = numberOf(row.durationMs) ?? target.durationMs;
+    target.gates = gatesOf(row.gates);
+  }
+}
+
+/** Shows the live race state of an active visit over what the evidence says so far. */
+function applyLiveState(variants: VariantView[], live: readonly VariantState[]): void {
+  for (const state of live) {
     const target = variants[state.index];
     if (target === undefined) continue;
     if (target.result === "racing") target.result = state.phase;
@@ -82,7 +98,6 @@ export function buildPrototypeView(
     target.durationMs = state.durationMs;
     target.gates = gatesOf(state.gates);
   }
-  return view;
 }
 
 function gatesOf(value: unknown): GateView[] {

@@ -49,6 +49,11 @@ export interface Finding {
   line: number;
   /** 1-based column of the offending YAML node. */
   column: number;
+  /**
+   * What the offending text most likely meant, when it looks like a typo of one known name
+   * (`timeout` for `timout`): for editors offering a quick fix. The message says it too.
+   */
+  suggestion?: string;
 }
 
 /** Renders a path as `nodes.implement.gates[0].run`. */

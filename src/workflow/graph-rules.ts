@@ -3,7 +3,7 @@ import { budgetWithoutCost } from "./budget-rule.js";
 import type { Rule } from "./rule-context.js";
 import { engineWithoutKey } from "./engine-key-rule.js";
 import { parseDuration, DURATION_PATTERN } from "./duration.js";
-import { editDistance } from "./edit-distance.js";
+import { didYouMean, suggest } from "./edit-distance.js";
 import { outputRules } from "./outputs-rule.js";
 import { reworkNode } from "./rework-rule.js";
 import type { Finding } from "./finding.js";
@@ -56,7 +56,8 @@ const reservedId: Rule = ({ graph, source }) =>
       ),
     );
 
-const unknownNode: Rule = ({ graph, source }) => {
+/** `unknown-node`: an edge names no node; it is given the graph as written, typos and all. */
+export const unknownNode: Rule = ({ graph, source }) => {
   const findings: Finding[] = [];
   const ids = [...graph.nodes.keys()];
   for (const edge of graph.edges) {
@@ -64,29 +65,28 @@ const unknownNode: Rule = ({ graph, source }) => {
       const message = `"${edge.from}" is a terminal and has no outgoing edges: start this edge at a node`;
       findings.push(source.finding("unknown-node", edgePath(edge, "from"), message));
     } else if (!graph.nodes.has(edge.from)) {
+      const meant = suggest(edge.from, ids);
       findings.push(
-        source.finding("unknown-node", edgePath(edge, "from"), unknown(edge.from, ids)),
+        source.finding("unknown-node", edgePath(edge, "from"), unknown(edge.from, meant), {
+          suggestion: meant,
+        }),
       );
     }
     if (!graph.nodes.has(edge.to) && !isTerminal(edge.to)) {
+      const meant = suggest(edge.to, [...ids, ...TERMINALS]);
       findings.push(
-        source.finding(
-          "unknown-node",
-          edgePath(edge, "to"),
-          unknown(edge.to, [...ids, ...TERMINALS]),
-        ),
+        source.finding("unknown-node", edgePath(edge, "to"), unknown(edge.to, meant), {
+          suggestion: meant,
+        }),
       );
     }
   }
   return findings;
 };
 
-function unknown(id: string, candidates: string[]): string {
-  const close = candidates.find((candidate) => editDistance(candidate, id) <= 2);
+function unknown(id: string, close: string | undefined): string {
   const hint =
-    close === undefined
-      ? `use a node id or one of ${TERMINALS.join(", ")}`
-      : `did you mean "${close}"?`;
+    close === undefined ? `use a node id or one of ${TERMINALS.join(", ")}` : didYouMean(close);
   return `"${id}" is neither a node nor a terminal: ${hint}`;
 }
 
@@ -288,8 +288,10 @@ const unknownEngine: Rule = ({ graph, source, data }) => {
   const findings: Finding[] = [];
   const check = (engine: unknown, path: (string | number)[]) => {
     if (typeof engine !== "string" || known.has(engine)) return;
-    const message = `engine "${engine}" is neither built in (${BUILT_IN_ENGINES.join(", ")}) nor declared under engines: declare it or fix the name`;
-    findings.push(source.finding("unknown-engine", path, message));
+    const meant = suggest(engine, known);
+    const fix = meant === undefined ? "declare it or fix the name" : didYouMean(meant);
+    const message = `engine "${engine}" is neither built in (${BUILT_IN_ENGINES.join(", ")}) nor declared under engines: ${fix}`;
+    findings.push(source.finding("unknown-engine", path, message, { suggestion: meant }));
   };
   for (const node of graph.nodes.values()) {
     const agent = node.fields.agent;

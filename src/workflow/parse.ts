@@ -1,12 +1,12 @@
 import { Document, isAlias, isNode, isScalar, parseDocument, visit, type Alias } from "yaml";
-import type { z } from "zod";
-import { formatPath, sortFindings, type Finding, type PathSegment } from "./finding.js";
+import { formatPath, sortFindings, type Finding } from "./finding.js";
 import { WorkflowGraph } from "./graph.js";
-import { GRAPH_RULES } from "./graph-rules.js";
+import { GRAPH_RULES, unknownNode } from "./graph-rules.js";
 import { MAX_NESTING, tooDeepAt } from "./nesting.js";
 import { findSecretLiterals } from "./secret-literal.js";
 import { SourceMap, yamlPath } from "./source-map.js";
-import { workflowSchema, type Workflow } from "./workflow.schema.js";
+import { checkSchema, meantEdgeEndpoints } from "./schema-check.js";
+import type { Workflow } from "./workflow.schema.js";
 
 /** Largest workflow file accepted, in bytes. */
 export const MAX_FILE_BYTES = 256 * 1024;
@@ -104,15 +104,12 @@ export function parseWorkflow(text: string): ParseResult {
   }
 
   const findings = [...findSecretLiterals(text, document, source), ...protoKeys(document, source)];
-  const parsed = workflowSchema.safeParse(data);
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) findings.push(...schemaFindings(issue, data, source));
-  }
-  const root = typeof data === "object" && data !== null ? (data as Record<string, unknown>) : {};
-  const context = { graph: new WorkflowGraph(data), source, data: root };
-  for (const rule of GRAPH_RULES) findings.push(...rule(context));
+  const schema = checkSchema(data, source);
+  findings.push(...schema.findings);
+  findings.push(...graphFindings(schema.meant, source));
 
   sortFindings(findings);
+  const { parsed } = schema;
   if (!parsed.success || findings.some((finding) => finding.severity === "error"))
     return failed(findings);
   return { ok: true, workflow: parsed.data, findings };
@@ -135,6 +132,25 @@ function protoKeys(document: Document, source: SourceMap): Finding[] {
   return findings;
 }
 
+/**
+ * The graph rules' findings. They look at the graph as meant, typos read as their suggestion, so
+ * that one misspelt name is one finding; only `unknown-node` looks at the edge ends as written.
+ */
+function graphFindings(meant: unknown, source: SourceMap): Finding[] {
+  const asWritten = new WorkflowGraph(meant);
+  const intended = structuredClone(meant);
+  meantEdgeEndpoints(intended);
+  const graph = new WorkflowGraph(intended);
+  const root = isMapping(intended) ? intended : {};
+  return GRAPH_RULES.flatMap((rule) =>
+    rule({ graph: rule === unknownNode ? asWritten : graph, source, data: root }),
+  );
+}
+
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
 function failed(findings: Finding[]): ParseResult {
   return { ok: false, findings };
 }
@@ -143,110 +159,4 @@ function yamlMessage(code: string, message: string): string {
   const first = message.split("\n")[0] ?? message;
   if (code === "DUPLICATE_KEY") return "this key appears twice in one mapping: keep one";
   return `YAML does not parse: ${first}`;
-}
-
-type Issue = z.core.$ZodIssue;
-
-/** A zod issue as findings a person can act on. */
-function schemaFindings(issue: Issue, data: unknown, source: SourceMap): Finding[] {
-  const path = issue.path.filter((segment): segment is PathSegment => typeof segment !== "symbol");
-  const where = formatPath(path);
-  const subject = where === "" ? "the workflow" : where;
-  if (issue.code === "unrecognized_keys") {
-    return issue.keys.map((key) =>
-      source.finding(
-        "schema",
-        [...path, key],
-        `unknown key "${key}"${where === "" ? "" : ` in ${where}`}: remove it or fix its spelling`,
-        { target: "key" },
-      ),
-    );
-  }
-  if (issue.code === "invalid_key") {
-    const inner = issue.issues[0]?.message ?? issue.message;
-    return [source.finding("schema", path, inner, { target: "key" })];
-  }
-  if (issue.code === "custom" && issue.params?.target === "key") {
-    return [source.finding("schema", path, issue.message, { target: "key" })];
-  }
-  if (issue.code === "invalid_type" && !exists(data, path)) {
-    const field = path.at(-1);
-    const parent = formatPath(path.slice(0, -1));
-    const message =
-      path.length === 0
-        ? "the file is empty: a workflow needs version, name, on and nodes"
-        : `${parent === "" ? "the workflow" : parent} needs "${String(field)}": add it`;
-    return [source.finding("schema", path, message, { target: "key" })];
-  }
-  const message = humanize(issue, data, path);
-  // Messages written as a predicate ("must be …") name their field here.
-  const text = /^(must|needs) /.test(message) ? `${subject} ${message}` : message;
-  return [source.finding("schema", path, text)];
-}
-
-/** zod's default messages reworded as what the value must be; custom messages kept. */
-function humanize(issue: Issue, data: unknown, path: readonly PathSegment[]): string {
-  const custom = !/^(Invalid|Too (small|big))/.test(issue.message);
-  if (custom) return issue.message;
-  switch (issue.code) {
-    case "invalid_type":
-      return `must be ${article(issue.expected)}, not ${describeValue(valueAt(data, path))}`;
-    case "invalid_value":
-      return issue.values.length === 1
-        ? `must be ${JSON.stringify(issue.values[0])}`
-        : `must be one of ${issue.values.map((value) => String(value)).join(", ")}`;
-    case "too_small":
-    case "too_big": {
-      const bound = issue.code === "too_small" ? issue.minimum : issue.maximum;
-      const small = issue.code === "too_small";
-      if (issue.origin === "string" && small && Number(bound) === 1) return "must not be empty";
-      if (issue.origin === "string")
-        return `must have ${small ? "at least" : "at most"} ${bound} characters`;
-      if (issue.origin === "array" || issue.origin === "set")
-        return `needs ${small ? "at least" : "at most"} ${bound} item${Number(bound) === 1 ? "" : "s"}`;
-      const inclusive = issue.inclusive ?? true;
-      const relation = small
-        ? inclusive
-          ? "at least"
-          : "greater than"
-        : inclusive
-          ? "at most"
-          : "less than";
-      return `must be ${relation} ${bound}`;
-    }
-    default:
-      return path.length === 0 ? issue.message : `${formatPath(path)}: ${issue.message}`;
-  }
-}
-
-function valueAt(data: unknown, path: readonly PathSegment[]): unknown {
-  let current = data;
-  for (const segment of path) {
-    if (typeof current !== "object" || current === null) return undefined;
-    current = (current as Record<PathSegment, unknown>)[segment];
-  }
-  return current;
-}
-
-function exists(data: unknown, path: readonly PathSegment[]): boolean {
-  if (path.length === 0) return data !== undefined && data !== null;
-  const parent = valueAt(data, path.slice(0, -1));
-  return typeof parent === "object" && parent !== null && (path.at(-1) as PathSegment) in parent;
-}
-
-function describeValue(value: unknown): string {
-  if (value === null || value === undefined) return "empty";
-  if (Array.isArray(value)) return "a list";
-  if (typeof value === "object") return "a mapping";
-  return `${typeof value} ${JSON.stringify(value)}`;
-}
-
-function article(expected: string): string {
-  const names: Record<string, string> = {
-    object: "a mapping",
-    record: "a mapping",
-    array: "a list",
-    int: "an integer",
-  };
-  return names[expected] ?? `a ${expected}`;
 }

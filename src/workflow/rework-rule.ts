@@ -1,6 +1,7 @@
+import { didYouMean, suggest } from "./edit-distance.js";
 import type { Finding } from "./finding.js";
 import type { RuleContext } from "./rule-context.js";
-import { MAX_REWORK_ROUNDS } from "./workflow.schema.js";
+import { MAX_REWORK_ROUNDS, NODE_KINDS } from "./workflow.schema.js";
 
 /** Node kinds a rework can re-open at: the ones that do work in a DevBox. */
 const WORKING_KINDS = new Set(["run", "loop", "prototype"]);
@@ -17,15 +18,22 @@ export function reworkNode({ graph, source, data }: RuleContext): Finding[] {
   if (typeof id === "string") {
     const node = graph.nodes.get(id);
     if (node === undefined) {
-      const ids = [...graph.nodes.keys()].join(", ");
+      const ids = [...graph.nodes.keys()];
+      const meant = suggest(id, ids);
+      const fix = meant === undefined ? `use one of ${ids.join(", ")}` : didYouMean(meant);
       findings.push(
         source.finding(
           "rework-node",
           ["rework", "node"],
-          `rework.node "${id}" is not a node of this workflow: use one of ${ids}`,
+          `rework.node "${id}" is not a node of this workflow: ${fix}`,
+          { suggestion: meant },
         ),
       );
-    } else if (!WORKING_KINDS.has(node.kind ?? "")) {
+    } else if (
+      // A kind that is no kind at all is the schema's finding, not this one's.
+      (NODE_KINDS as readonly string[]).includes(node.kind ?? "") &&
+      !WORKING_KINDS.has(node.kind ?? "")
+    ) {
       findings.push(
         source.finding(
           "rework-node",

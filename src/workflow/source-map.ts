@@ -30,10 +30,13 @@ export class SourceMap {
     rule: RuleId,
     path: readonly PathSegment[],
     message: string,
-    options: { severity?: Severity; target?: Target } = {},
+    options: { severity?: Severity; target?: Target; suggestion?: string | undefined } = {},
   ): Finding {
     const offset = this.#offset(path, options.target ?? "value");
-    return this.findingAt(rule, offset, formatPath(path), message, options.severity);
+    const finding = this.findingAt(rule, offset, formatPath(path), message, options.severity);
+    return options.suggestion === undefined
+      ? finding
+      : { ...finding, suggestion: options.suggestion };
   }
 
   /** A finding at a character offset of the source. */

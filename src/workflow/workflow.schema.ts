@@ -2,6 +2,7 @@ import { Cron } from "croner";
 import { z } from "zod";
 import { BUILT_IN_ENGINES } from "./built-in-engines.js";
 import { DURATION_PATTERN } from "./duration.js";
+import { didYouMean, suggest } from "./edit-distance.js";
 import { allowEntryProblem, NETWORK_SHORTCUTS } from "./network-allow.js";
 import { cachePathProblem } from "./cache-path.js";
 
@@ -82,20 +83,23 @@ const cronExpression = z
     }
   });
 
+const TIMEZONE_RULE =
+  "timezone must be an IANA time zone name such as Europe/Paris or America/New_York";
+
 const timezone = z
   .string()
   .describe("An IANA time zone such as Europe/Paris; schedules are UTC without one.")
-  .refine(
-    (value) => {
-      try {
-        new Intl.DateTimeFormat("en", { timeZone: value });
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    { error: "timezone must be an IANA time zone name such as Europe/Paris or America/New_York" },
-  );
+  .superRefine((value, ctx) => {
+    try {
+      new Intl.DateTimeFormat("en", { timeZone: value });
+    } catch {
+      // The zone this one most likely misspells: the parser reads the workflow as meaning it.
+      const suggestion = suggest(value, Intl.supportedValuesOf("timeZone"));
+      const message =
+        suggestion === undefined ? TIMEZONE_RULE : `${TIMEZONE_RULE}: ${didYouMean(suggestion)}`;
+      ctx.addIssue({ code: "custom", message, params: { suggestion } });
+    }
+  });
 
 const schedule = z
   .strictObject({

@@ -181,7 +181,8 @@ describe("judging through the runtime (store on dynalite, providers on nock)", (
         engine: "claude",
         model: "claude-sonnet-4-5",
         gates: [{ name: "tests", exitCode: 0 }],
-        verdict: "cancelled",
+        // It passed its gates and lost the pick: passed, not cancelled.
+        verdict: "passed",
       }),
       expect.objectContaining({
         variant: 2,

@@ -1,4 +1,5 @@
-import { rm } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { LIFECYCLE, runCli, tempDir } from "./helpers.js";
 
@@ -81,8 +82,28 @@ edges:
     expect(result.code).toBe(1);
     expect(result.stdout).toBe("");
     expect(result.stderr).toBe(
-      "flow.yml:5:6  error  a run node needs run (a command) or agent and prompt  [schema]\n",
+      [
+        "flow.yml:5:6  error  a run node needs run (a command) or agent and prompt  [schema]",
+        "  4 | nodes:",
+        "> 5 |   a: { kind: run }",
+        "    |      ^",
+        "",
+        "",
+      ].join("\n"),
     );
+  });
+
+  it("without an argument, draws the workflow run would take, from any subdirectory", async () => {
+    const cwd = await tempDir({
+      ".git/HEAD": "ref: refs/heads/main\n",
+      ".clustercode/workflow.yml": await readFile(LIFECYCLE, "utf8"),
+      "src/.keep": "",
+    });
+    dirs.push(cwd);
+    const result = await runCli(["graph"], { cwd: join(cwd, "src") });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe((await runCli(["graph", LIFECYCLE])).stdout);
   });
 
   it("exits 2 without a file or with an unreadable one", async () => {

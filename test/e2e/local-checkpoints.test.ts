@@ -32,13 +32,23 @@ describe("a stopped node's partial work is on the run branch", () => {
 name: slow
 on: { label: go }
 nodes:
+  # The run's DevBox is claimed and ready before \`work\`'s clock starts, however slow the
+  # machine: the timeout stops a running command, not a clone.
+  prepare:
+    kind: run
+    run: "true"
   work:
     kind: run
     run: "echo half done > partial.txt && sleep 60 && echo done > partial.txt"
-    timeout: 2s
+    timeout: 3s
+edges:
+  - { from: prepare, to: work }
 `);
     expect(result.code, result.stderr).toBe(1);
-    expect(summary.visits.map((v) => `${v.node}:${v.outcome}`)).toEqual(["work:timed_out"]);
+    expect(summary.visits.map((v) => `${v.node}:${v.outcome}`)).toEqual([
+      "prepare:succeeded",
+      "work:timed_out",
+    ]);
     expect(onBranch(repo, summary.branch, "partial.txt")).toBe("half done\n");
     expect(commitSubject(repo, summary.branch)).toBe("clustercode: checkpoint work (timed out)");
   }, 60_000);

@@ -108,7 +108,8 @@ describe("clustercode ui in Chromium", () => {
     const variants = page.locator("article.variant");
     expect(await variants.count()).toBe(2);
     expect(await variants.nth(1).locator("h3").textContent()).toBe("Variant 2 · winner");
-    expect(await variants.nth(0).locator("dd.result").textContent()).toBe("cancelled");
+    // Variant 1 passed its gate and lost the judging: passed, not cancelled.
+    expect(await variants.nth(0).locator("dd.result").textContent()).toBe("passed");
     expect(await page.locator(".judge blockquote").textContent()).toBe(
       "Both designs work; this one is <b>smaller</b>.",
     );

@@ -102,6 +102,7 @@ edges:
       exit: (request) => (request.command.type === "script" ? 1 : 0),
     }).start();
     expect(sim.snapshot.status).toBe("escalated");
+    expect(sim.snapshot.reason).toBe("reached escalated: result → test reached its cap of 2");
     expect(sim.path.filter((visit) => visit.startsWith("test"))).toHaveLength(3);
     expect(sim.snapshot.traversals["2"]).toBe(2);
     expect(sim.snapshot.visits.at(-1)?.label).toBe("exhausted");
@@ -115,7 +116,7 @@ edges:
       },
     ).start();
     expect(sim.snapshot.status).toBe("failed");
-    expect(sim.snapshot.reason).toBe("back-edge-exhausted");
+    expect(sim.snapshot.reason).toBe("back-edge-exhausted: result → test reached its cap of 2");
   });
 
   it("routes a deterministic decision on its command's exit code", () => {
@@ -404,6 +405,13 @@ edges:
     expect(request?.candidates?.map((candidate) => candidate.label)).toEqual(["v1", "v2", "v3"]);
     expect(sim.snapshot.status).toBe("succeeded");
     expect(sim.snapshot.branch).toBe("clustercode/1-r1-v3");
+    // The variants that passed and lost the pick are recorded passed, not cancelled.
+    const [table] = sim.effects.flatMap((effect) =>
+      effect.type === "evidence" && effect.entry.kind === "prototype.variants"
+        ? [effect.entry.variants as { verdict: string }[]]
+        : [],
+    );
+    expect(table?.map((variant) => variant.verdict)).toEqual(["passed", "passed", "won"]);
   });
 });
 

@@ -21,7 +21,9 @@ edges:
 `);
 
 async function waitFor(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 200; i++) {
+  // Bounded by time, not by a count of tries: a loaded machine makes each try slower.
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
     if (await check()) return;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }

@@ -67,7 +67,8 @@ describe("the run view", async () => {
     const prototype = view.visits[1]?.prototype;
     expect(prototype?.variants.map((v) => [v.variant, v.engine, v.branch, v.result])).toEqual([
       [1, "claude", "clustercode/1-r1-v1", "won"],
-      [2, "codex", "clustercode/1-r1-v2", "cancelled"],
+      // It passed its gate and lost the judging: passed, not cancelled.
+      [2, "codex", "clustercode/1-r1-v2", "passed"],
     ]);
     expect(prototype?.variants[0]?.gates).toEqual([{ name: "design-written", exitCode: 0 }]);
     expect(prototype?.judge).toEqual({ verdict: "v1", reasoning: "because" });

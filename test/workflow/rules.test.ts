@@ -53,7 +53,7 @@ const CASES: Record<RuleId, RuleCase> = {
   schema: {
     triggers: workflow("a: { kind: run, run: make, timout: 1h }"),
     where: { needle: "timout" },
-    fix: /unknown key "timout".*remove it or fix its spelling/,
+    fix: /unknown key "timout" in nodes.a: did you mean "timeout"\?/,
     nearMiss: workflow("a: { kind: run, run: make, timeout: 1h }"),
   },
   "max-nodes": {
@@ -359,7 +359,7 @@ describe("rework-node", () => {
     `;
     const finding = expectOne(text, "rework-node", { needle: "biuld" }, "error");
     expect(finding.message).toContain(
-      'rework.node "biuld" is not a node of this workflow: use one of build',
+      'rework.node "biuld" is not a node of this workflow: did you mean "build"?',
     );
   });
 });

@@ -34,26 +34,37 @@ export type EcsCallbacks = Pick<
 
 const ROLE_ARN = /^arn:(aws[a-z-]*):iam::(\d{12}):role\/[\w+=,.@/-]+$/;
 
-/**
- * An {@link EcsExecutor} configured from the environment ({@link ECS_ENV}). Throws an EcsError
- * `invalid_config` naming every missing or malformed variable.
- */
-export function ecsExecutorFromEnv(
-  env: NodeJS.ProcessEnv,
-  callbacks: EcsCallbacks = {},
-): EcsExecutor {
-  const problems: string[] = [];
+/** The ECS settings as read from the environment, before they are known to be complete. */
+interface EcsSettings {
+  cluster: string;
+  capacityProvider: string;
+  executionRoleArn: string;
+  taskRoleArn: string;
+  image: string;
+  region: string;
+  /** The execution role's ARN matched by {@link ROLE_ARN}: its partition and account. */
+  role: RegExpExecArray | null;
+  account: string | undefined;
+  endpoint: string | undefined;
+  subnets: string[] | undefined;
+  securityGroups: string[] | undefined;
+}
+
+/** The items of a comma-separated variable; undefined when it names none. */
+function readList(env: NodeJS.ProcessEnv, name: string): string[] | undefined {
+  const items = (env[name] ?? "")
+    .split(",")
+    .map((item) => item.trim())
+    .filter(Boolean);
+  return items.length === 0 ? undefined : items;
+}
+
+/** Reads the ECS settings, adding to `problems` every missing or malformed variable. */
+function readEcsSettings(env: NodeJS.ProcessEnv, problems: string[]): EcsSettings {
   const required = (name: string): string => {
     const value = env[name]?.trim();
     if (value === undefined || value === "") problems.push(`${name} is not set`);
     return value ?? "";
-  };
-  const list = (name: string): string[] | undefined => {
-    const items = (env[name] ?? "")
-      .split(",")
-      .map((item) => item.trim())
-      .filter(Boolean);
-    return items.length === 0 ? undefined : items;
   };
   const cluster = required(ECS_ENV.cluster);
   const capacityProvider = required(ECS_ENV.capacityProvider);
@@ -76,31 +87,51 @@ export function ecsExecutorFromEnv(
   if (endpoint !== undefined && !URL.canParse(endpoint)) {
     problems.push(`${ECS_ENV.endpoint} must be a URL, got "${endpoint}"`);
   }
-  const subnets = list(ECS_ENV.subnets);
-  const securityGroups = list(ECS_ENV.securityGroups);
+  const subnets = readList(env, ECS_ENV.subnets);
+  const securityGroups = readList(env, ECS_ENV.securityGroups);
   if (securityGroups !== undefined && subnets === undefined) {
     problems.push(`${ECS_ENV.securityGroups} needs ${ECS_ENV.subnets} (awsvpc networking)`);
   }
-  if (problems.length > 0) {
-    throw new EcsError("invalid_config", `ECS executor: ${problems.join("; ")}`);
-  }
+  const names = { cluster, capacityProvider, executionRoleArn, taskRoleArn, image, region };
+  return { ...names, role, account, endpoint, subnets, securityGroups };
+}
+
+/** The agent timing variables passed on to DevBoxes, those that are set. */
+function readAgentEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   const agentEnv: Record<string, string> = {};
   for (const name of [AGENT_ENV.heartbeatMs, AGENT_ENV.lapseMs]) {
     const value = env[name];
     if (value !== undefined && value !== "") agentEnv[name] = value;
   }
+  return agentEnv;
+}
+
+/**
+ * An {@link EcsExecutor} configured from the environment ({@link ECS_ENV}). Throws an EcsError
+ * `invalid_config` naming every missing or malformed variable.
+ */
+export function ecsExecutorFromEnv(
+  env: NodeJS.ProcessEnv,
+  callbacks: EcsCallbacks = {},
+): EcsExecutor {
+  const problems: string[] = [];
+  const settings = readEcsSettings(env, problems);
+  if (problems.length > 0) {
+    throw new EcsError("invalid_config", `ECS executor: ${problems.join("; ")}`);
+  }
+  const { region, endpoint, role, account, subnets, securityGroups } = settings;
   const logGroup = env[ECS_ENV.logGroup]?.trim() || undefined;
   return new EcsExecutor({
     ...callbacks,
     client: new ECSClient({ region, ...(endpoint === undefined ? {} : { endpoint }) }),
-    cluster,
-    capacityProvider,
-    executionRoleArn,
-    taskRoleArn,
-    defaultImage: image,
+    cluster: settings.cluster,
+    capacityProvider: settings.capacityProvider,
+    executionRoleArn: settings.executionRoleArn,
+    taskRoleArn: settings.taskRoleArn,
+    defaultImage: settings.image,
     region,
     secretArnPrefix: `arn:${role?.[1] ?? "aws"}:secretsmanager:${region}:${account ?? ""}:secret:`,
-    agentEnv,
+    agentEnv: readAgentEnv(env),
     gitHost: gitHostBaseUrl(env),
     ...(subnets === undefined ? {} : { subnets }),
     ...(securityGroups === undefined ? {} : { securityGroups }),

@@ -110,6 +110,40 @@ function answer(socket: Duplex, status: string, message: string, headers: string
   );
 }
 
+/** What the proxy's handlers need: who a DevBox is, and where it may go. */
+export interface EgressDeps {
+  authenticate: (devboxId: string, token: string) => EgressGrant | undefined;
+  options: EgressOptions;
+}
+
+/** The grant of the DevBox whose credentials the request carries; undefined without them. */
+function grantOf(req: IncomingMessage, deps: EgressDeps): EgressGrant | undefined {
+  const credentials = proxyCredentials(req.headers["proxy-authorization"]);
+  return credentials === undefined
+    ? undefined
+    : deps.authenticate(credentials.devboxId, credentials.token);
+}
+
+/** Opens the tunnel of an allowed CONNECT: 200, then bytes both ways until either side closes. */
+function openTunnel(client: Duplex, head: Buffer, host: string, address: EgressTarget): void {
+  const upstream: Socket = connect(address.port, address.host);
+  upstream.once("error", () => {
+    if (!client.writableEnded)
+      answer(client, "502 Bad Gateway", `clustercode egress: ${host} did not answer`);
+    upstream.destroy();
+  });
+  upstream.once("connect", () => {
+    upstream.removeAllListeners("error");
+    upstream.on("error", () => client.destroy());
+    client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+    if (head.length > 0) upstream.write(head);
+    upstream.pipe(client);
+    client.pipe(upstream);
+    client.on("close", () => upstream.destroy());
+    upstream.on("close", () => client.destroy());
+  });
+}
+
 /**
  * Serves one `CONNECT host:port` a DevBox sent to the hub (its HTTPS_PROXY): 407 without the
  * DevBox's credentials, 403 when the host is not on its workflow's `devbox.network.allow` (or
@@ -120,17 +154,10 @@ export async function serveConnect(
   req: IncomingMessage,
   client: Duplex,
   head: Buffer,
-  deps: {
-    authenticate: (devboxId: string, token: string) => EgressGrant | undefined;
-    options: EgressOptions;
-  },
+  deps: EgressDeps,
 ): Promise<void> {
   client.on("error", () => client.destroy());
-  const credentials = proxyCredentials(req.headers["proxy-authorization"]);
-  const grant =
-    credentials === undefined
-      ? undefined
-      : deps.authenticate(credentials.devboxId, credentials.token);
+  const grant = grantOf(req, deps);
   if (grant === undefined) {
     answer(
       client,
@@ -164,22 +191,7 @@ export async function serveConnect(
     );
     return;
   }
-  const upstream: Socket = connect(address.port, address.host);
-  upstream.once("error", () => {
-    if (!client.writableEnded)
-      answer(client, "502 Bad Gateway", `clustercode egress: ${target.host} did not answer`);
-    upstream.destroy();
-  });
-  upstream.once("connect", () => {
-    upstream.removeAllListeners("error");
-    upstream.on("error", () => client.destroy());
-    client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-    if (head.length > 0) upstream.write(head);
-    upstream.pipe(client);
-    client.pipe(upstream);
-    client.on("close", () => upstream.destroy());
-    upstream.on("close", () => client.destroy());
-  });
+  openTunnel(client, head, target.host, address);
 }
 
 /** Headers a proxied request does not carry on: hop-by-hop ones and the DevBox's credentials. */
@@ -199,6 +211,37 @@ function refuse(res: ServerResponse, status: number, message: string, headers = 
   res.end(`${message}\n`);
 }
 
+/** Sends an allowed GET or HEAD on to `address` without hop-by-hop headers; pipes back the answer. */
+function forwardRequest(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  address: EgressTarget,
+): void {
+  const headers = Object.fromEntries(
+    Object.entries(req.headers).filter(([name]) => !HOP_BY_HOP.has(name)),
+  );
+  const upstream = httpRequest(
+    {
+      host: address.host,
+      port: address.port,
+      method: req.method,
+      path: `${url.pathname}${url.search}`,
+      headers: { ...headers, host: url.host },
+    },
+    (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    },
+  );
+  upstream.on("error", () => {
+    if (!res.headersSent)
+      refuse(res, 502, `clustercode egress: ${url.hostname.toLowerCase()} did not answer`);
+    else res.destroy();
+  });
+  upstream.end();
+}
+
 /**
  * Serves a plain-HTTP proxy request (`GET http://host/path`, as apt sends): the same checks as
  * {@link serveConnect} (port 80 instead of 443), GET and HEAD only, and the DevBox's
@@ -207,16 +250,9 @@ function refuse(res: ServerResponse, status: number, message: string, headers = 
 export async function serveForward(
   req: IncomingMessage,
   res: ServerResponse,
-  deps: {
-    authenticate: (devboxId: string, token: string) => EgressGrant | undefined;
-    options: EgressOptions;
-  },
+  deps: EgressDeps,
 ): Promise<void> {
-  const credentials = proxyCredentials(req.headers["proxy-authorization"]);
-  const grant =
-    credentials === undefined
-      ? undefined
-      : deps.authenticate(credentials.devboxId, credentials.token);
+  const grant = grantOf(req, deps);
   if (grant === undefined) {
     refuse(res, 407, "clustercode egress: this proxy serves DevBoxes only", {
       "proxy-authenticate": 'Basic realm="clustercode"',
@@ -253,25 +289,5 @@ export async function serveForward(
     else refuse(res, 502, `clustercode egress: ${host} did not resolve`);
     return;
   }
-  const headers = Object.fromEntries(
-    Object.entries(req.headers).filter(([name]) => !HOP_BY_HOP.has(name)),
-  );
-  const upstream = httpRequest(
-    {
-      host: address.host,
-      port: address.port,
-      method: req.method,
-      path: `${url.pathname}${url.search}`,
-      headers: { ...headers, host: url.host },
-    },
-    (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    },
-  );
-  upstream.on("error", () => {
-    if (!res.headersSent) refuse(res, 502, `clustercode egress: ${host} did not answer`);
-    else res.destroy();
-  });
-  upstream.end();
+  forwardRequest(req, res, url, address);
 }

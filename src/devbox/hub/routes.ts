@@ -1,5 +1,5 @@
 import type { HttpBindings } from "@hono/node-server";
-import { Hono, type Context } from "hono";
+import { Hono, type Context, type MiddlewareHandler } from "hono";
 import type { CommandResult } from "../../engine/commands.js";
 import type { DevBoxEvent } from "./events.js";
 import { jsonResponse, readJsonBody } from "./http-json.js";
@@ -49,7 +49,40 @@ export function hubRoutes(options: HubRoutesOptions): Hono<Env> {
     options.onError(error);
     return jsonResponse(500, { error: "internal error" });
   });
-  app.use(ROUTE, async (c, next) => {
+  app.use(ROUTE, guardDevBoxRoutes(options));
+  app.get(`${BASE}/commands`, (c) => poll(c));
+  app.post(`${BASE}/ready`, (c) =>
+    withBody(c, (body, record, devboxId) => {
+      const ready = readyBodySchema.safeParse(body);
+      if (!ready.success) return badRequest(describeIssues(ready.error));
+      if (isLive(record) && !record.readyReported) {
+        options.onEvent({ type: "devbox.ready", devboxId, ...ready.data });
+        record.readyReported = true;
+        if (!ready.data.ok) record.state = "failed";
+      }
+      return jsonResponse(200, { ok: true });
+    }),
+  );
+  app.post(`${BASE}/results`, (c) =>
+    withBody(c, (body, record, devboxId) => recordResult(options, body, record, devboxId)),
+  );
+  app.post(`${BASE}/heartbeat`, (c) =>
+    withBody(c, (body, record) => {
+      const heartbeat = heartbeatBodySchema.safeParse(body);
+      if (!heartbeat.success) return badRequest(describeIssues(heartbeat.error));
+      record.running = heartbeat.data.running;
+      return jsonResponse(200, heartbeatAnswer(record));
+    }),
+  );
+  return app;
+}
+
+/**
+ * Every DevBox route's first step: authenticates the bearer token (401), checks the method
+ * (405), marks the DevBox seen and hands the id and record on to the route.
+ */
+function guardDevBoxRoutes(options: HubRoutesOptions): MiddlewareHandler<Env, typeof ROUTE> {
+  return async (c, next) => {
     // Decoded here, not by the router, so that a malformed id is an unknown route.
     const devboxId = safeDecode(new URL(c.req.url).pathname.split("/")[3] ?? "");
     if (devboxId === undefined) return jsonResponse(404, { error: "not found" });
@@ -65,47 +98,30 @@ export function hubRoutes(options: HubRoutesOptions): Hono<Env> {
     c.set("devboxId", devboxId);
     c.set("record", record);
     await next();
-  });
-  app.get(`${BASE}/commands`, (c) => poll(c));
-  app.post(`${BASE}/ready`, (c) =>
-    withBody(c, (body, record, devboxId) => {
-      const ready = readyBodySchema.safeParse(body);
-      if (!ready.success) return badRequest(describeIssues(ready.error));
-      if (isLive(record) && !record.readyReported) {
-        options.onEvent({ type: "devbox.ready", devboxId, ...ready.data });
-        record.readyReported = true;
-        if (!ready.data.ok) record.state = "failed";
-      }
-      return jsonResponse(200, { ok: true });
-    }),
-  );
-  app.post(`${BASE}/results`, (c) =>
-    withBody(c, (body, record, devboxId) => {
-      const result = commandResultSchema.safeParse(body);
-      if (!result.success) return badRequest(describeIssues(result.error));
-      const { commandId } = result.data;
-      if (!record.dispatched.has(commandId)) {
-        return jsonResponse(409, { error: `command ${commandId} was never dispatched` });
-      }
-      if (isLive(record) && !record.finished.has(commandId)) {
-        const reported = options.withProxiedCost(devboxId, record, result.data);
-        options.onEvent({ type: "command.finished", devboxId, result: reported });
-      }
-      record.finished.add(commandId);
-      record.pending = record.pending.filter((pending) => pending.commandId !== commandId);
-      if (record.running === commandId) record.running = undefined;
-      return jsonResponse(200, { ok: true });
-    }),
-  );
-  app.post(`${BASE}/heartbeat`, (c) =>
-    withBody(c, (body, record) => {
-      const heartbeat = heartbeatBodySchema.safeParse(body);
-      if (!heartbeat.success) return badRequest(describeIssues(heartbeat.error));
-      record.running = heartbeat.data.running;
-      return jsonResponse(200, heartbeatAnswer(record));
-    }),
-  );
-  return app;
+  };
+}
+
+/** `POST results`: reports a dispatched command's result once, and clears it from the queue. */
+function recordResult(
+  options: HubRoutesOptions,
+  body: unknown,
+  record: DevBoxRecord,
+  devboxId: string,
+): Response {
+  const result = commandResultSchema.safeParse(body);
+  if (!result.success) return badRequest(describeIssues(result.error));
+  const { commandId } = result.data;
+  if (!record.dispatched.has(commandId)) {
+    return jsonResponse(409, { error: `command ${commandId} was never dispatched` });
+  }
+  if (isLive(record) && !record.finished.has(commandId)) {
+    const reported = options.withProxiedCost(devboxId, record, result.data);
+    options.onEvent({ type: "command.finished", devboxId, result: reported });
+  }
+  record.finished.add(commandId);
+  record.pending = record.pending.filter((pending) => pending.commandId !== commandId);
+  if (record.running === commandId) record.running = undefined;
+  return jsonResponse(200, { ok: true });
 }
 
 /** `GET commands?wait=S`: answers at once when there is work or a stop, else holds the poll. */

@@ -67,7 +67,7 @@ export async function launchAgent(request: LaunchRequest): Promise<Launched> {
     const [file = "", ...args] = command;
     return { child: await spawnAgent(file, args, env, request) };
   }
-  await prepareForSandbox(request);
+  await prepareSandboxedFiles(request);
   const relay = await HubRelay.open(join(request.dir, "hub.sock"), request.apiUrl, request.uid);
   try {
     const port = new URL(request.apiUrl).port || "80";
@@ -83,19 +83,7 @@ export async function launchAgent(request: LaunchRequest): Promise<Launched> {
         cliPath: request.cliPath,
         path: env.PATH ?? "",
         ...(request.uid === undefined ? {} : { uid: request.uid }),
-        env: {
-          ...env,
-          HOME: request.home,
-          [AGENT_ENV.hubSocket]: HUB_SOCKET_IN_SANDBOX,
-          [COMMAND_SANDBOX_ENV]: "bwrap",
-          // The only way out of the DevBox's network is the agent's gateway to the hub.
-          HTTP_PROXY: proxy,
-          HTTPS_PROXY: proxy,
-          http_proxy: proxy,
-          https_proxy: proxy,
-          NO_PROXY: "127.0.0.1,localhost",
-          no_proxy: "127.0.0.1,localhost",
-        },
+        env: sandboxedAgentEnv(env, request.home, proxy),
         cwd: request.checkout,
       },
       command,
@@ -108,10 +96,10 @@ export async function launchAgent(request: LaunchRequest): Promise<Launched> {
 }
 
 /**
- * Makes the DevBox's files its own uid's (when the app is root), and tells git to trust the
- * source (when a local path) and the mirror: they are bound in, owned by the app's user.
+ * Trusts the bound-in local source and mirror in the DevBox's git config (they are owned by the
+ * app's user, not the DevBox's), and gives the DevBox its files.
  */
-async function prepareForSandbox(request: LaunchRequest): Promise<void> {
+async function prepareSandboxedFiles(request: LaunchRequest): Promise<void> {
   const trusted = [
     ...(isLocalPath(request.repository) ? [request.repository, `${request.repository}/.git`] : []),
     ...(request.mirror === undefined ? [] : [request.mirror]),
@@ -124,6 +112,27 @@ async function prepareForSandbox(request: LaunchRequest): Promise<void> {
     const owner = `${request.uid}:${request.uid}`;
     await run("chown", ["-R", owner, request.checkout, request.tmp, request.home]);
   }
+}
+
+/** The sandboxed agent's environment: the hub socket, the command sandbox and the egress proxy. */
+function sandboxedAgentEnv(
+  env: Record<string, string>,
+  home: string,
+  proxy: string,
+): Record<string, string> {
+  return {
+    ...env,
+    HOME: home,
+    [AGENT_ENV.hubSocket]: HUB_SOCKET_IN_SANDBOX,
+    [COMMAND_SANDBOX_ENV]: "bwrap",
+    // The only way out of the DevBox's network is the agent's gateway to the hub.
+    HTTP_PROXY: proxy,
+    HTTPS_PROXY: proxy,
+    http_proxy: proxy,
+    https_proxy: proxy,
+    NO_PROXY: "127.0.0.1,localhost",
+    no_proxy: "127.0.0.1,localhost",
+  };
 }
 
 async function spawnAgent(

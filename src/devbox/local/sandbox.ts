@@ -149,7 +149,23 @@ export function sandboxedAgent(
     "--clearenv",
     ...Object.entries(sandbox.env).flatMap(([name, value]) => ["--setenv", name, value]),
   ];
-  const binds = bindsOf(sandbox);
+  const binds: [string, string, string][] = [...readOnlyPaths(sandbox)]
+    .sort()
+    .map((path) => ["--ro-bind", realpathSync(path), path]);
+  // Until git goes through the hub, a clone source that is a local path is bound (writable, as
+  // far as its owner allows, for checkpoint pushes); this goes once git fetches over the hub.
+  if (sandbox.localSource !== undefined && existsSync(sandbox.localSource)) {
+    binds.push(["--bind", realpathSync(sandbox.localSource), sandbox.localSource]);
+  }
+  if (sandbox.mirror !== undefined && existsSync(sandbox.mirror)) {
+    binds.push(["--ro-bind", realpathSync(sandbox.mirror), sandbox.mirror]);
+  }
+  for (const dir of sandbox.setupCache?.readOnly ?? []) binds.push(["--ro-bind", dir, dir]);
+  if (sandbox.setupCache !== undefined) {
+    binds.push(["--bind", sandbox.setupCache.writable, sandbox.setupCache.writable]);
+  }
+  binds.push(["--bind", sandbox.devboxDir, sandbox.devboxDir]);
+  binds.push(["--bind", sandbox.hubSocket, HUB_SOCKET_IN_SANDBOX]);
   // As root, this bwrap builds the root with root's access to the paths, and a second,
   // unprivileged one (after setpriv) makes the PID namespace and its /proc: the host's /proc is
   // bound only for it to mount over (the kernel lets a user namespace mount a proc only where a
@@ -163,31 +179,13 @@ export function sandboxedAgent(
   for (const dir of parents) args.push("--perms", "0755", "--dir", dir);
   for (const bind of binds) args.push(...bind);
   args.push("--chdir", sandbox.cwd, "--");
-  if (asRoot) {
-    const id = String(sandbox.uid);
-    args.push(
-      "setpriv",
-      `--reuid=${id}`,
-      `--regid=${id}`,
-      "--clear-groups",
-      "--inh-caps=-all",
-      "--bounding-set=-all",
-      "--no-new-privs",
-      "--",
-      "bwrap",
-      ...OWN_PID_NAMESPACE,
-      "--",
-    );
-  }
+  if (asRoot) args.push(...dropToDevBoxUser(String(sandbox.uid)));
   args.push(...command);
   return { file: sandbox.bwrap, args };
 }
 
-/** One bwrap bind: the flag, the host path, the path inside. */
-type Bind = [string, string, string];
-
-/** What of the host the agent's sandbox shows: read-only system and app files, its own files. */
-function bindsOf(sandbox: AgentSandbox): Bind[] {
+/** The host paths the sandbox shows read-only: system dirs, /etc files, node, the CLI, PATH. */
+function readOnlyPaths(sandbox: AgentSandbox): Set<string> {
   const readOnly = new Set<string>();
   for (const dir of ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"]) {
     if (existsSync(dir)) readOnly.add(dir);
@@ -204,22 +202,24 @@ function bindsOf(sandbox: AgentSandbox): Bind[] {
       readOnly.add(dir);
     }
   }
-  const binds: Bind[] = [...readOnly].sort().map((path) => ["--ro-bind", realpathSync(path), path]);
-  // Until git goes through the hub, a clone source that is a local path is bound (writable, as
-  // far as its owner allows, for checkpoint pushes); this goes once git fetches over the hub.
-  if (sandbox.localSource !== undefined && existsSync(sandbox.localSource)) {
-    binds.push(["--bind", realpathSync(sandbox.localSource), sandbox.localSource]);
-  }
-  if (sandbox.mirror !== undefined && existsSync(sandbox.mirror)) {
-    binds.push(["--ro-bind", realpathSync(sandbox.mirror), sandbox.mirror]);
-  }
-  for (const dir of sandbox.setupCache?.readOnly ?? []) binds.push(["--ro-bind", dir, dir]);
-  if (sandbox.setupCache !== undefined) {
-    binds.push(["--bind", sandbox.setupCache.writable, sandbox.setupCache.writable]);
-  }
-  binds.push(["--bind", sandbox.devboxDir, sandbox.devboxDir]);
-  binds.push(["--bind", sandbox.hubSocket, HUB_SOCKET_IN_SANDBOX]);
-  return binds;
+  return readOnly;
+}
+
+/** The argv prefix that, as root, drops to the DevBox's uid and enters its own PID namespace. */
+function dropToDevBoxUser(id: string): string[] {
+  return [
+    "setpriv",
+    `--reuid=${id}`,
+    `--regid=${id}`,
+    "--clear-groups",
+    "--inh-caps=-all",
+    "--bounding-set=-all",
+    "--no-new-privs",
+    "--",
+    "bwrap",
+    ...OWN_PID_NAMESPACE,
+    "--",
+  ];
 }
 
 /** What of /etc a DevBox needs: names, certificates, git's and the shell's settings. */

@@ -74,7 +74,8 @@ function win(t: Transition, winner: VariantState, why: string): void {
   const s = t.snapshot;
   for (const variant of progress.variants) {
     if (variant === winner || variant.phase === "failed") continue;
-    variant.phase = "cancelled";
+    // A variant that passed and lost the pick stays passed; only unfinished ones are cancelled.
+    if (variant.phase !== "passed") variant.phase = "cancelled";
     t.releaseDevBox(variant.devbox);
   }
   s.branch = winner.devbox.branch;

@@ -47,6 +47,8 @@ export function onVariantCommand(
     ...(result.costUsd === undefined ? {} : { costUsd: result.costUsd }),
     ...(result.proxiedCostUsd === undefined ? {} : { proxiedCostUsd: result.proxiedCostUsd }),
     ...(result.usage === undefined ? {} : { usage: result.usage }),
+    // Every variant's output is kept, the losers' too: why a variant lost is in it.
+    output: result.output.slice(-4000),
   });
   if (!addCost(t, result.costUsd)) return;
   if (t.active.pendingOutcome?.stop !== undefined) {

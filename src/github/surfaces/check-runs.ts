@@ -37,20 +37,7 @@ export async function upsertCheckRun(
   const digest = fingerprint(JSON.stringify(spec));
   // Listings find what a previous process created (a node's check run stays on the head it was
   // created on); anything later on was created by this process and is in the memo.
-  if (!memo.ids.has(key) && !memo.listed) {
-    for (const sha of new Set([headSha, ...head.earlier])) {
-      for (const run of await listCheckRuns(gh, repo, sha)) {
-        if (run.external_id === null || run.external_id === "") continue;
-        const found = checkKey(run.external_id, sha);
-        // A completed run check on an earlier head needs nothing more (it was superseded).
-        const settled = found.includes("@") && sha !== headSha && run.status === "completed";
-        if (!memo.ids.has(found) && !settled) {
-          memo.ids.set(found, { id: Number(run.id), digest: "", url: run.html_url ?? "" });
-        }
-      }
-    }
-    memo.listed = true;
-  }
+  if (!memo.ids.has(key) && !memo.listed) await rememberListedCheckRuns(gh, repo, memo, head);
   const known = memo.ids.get(key);
   if (known?.digest === digest) return known.url;
   const body = {
@@ -90,6 +77,27 @@ export async function upsertCheckRun(
   );
   memo.ids.set(key, { ...known, digest });
   return known.url;
+}
+
+/** Adds to the memo the app's check runs listed on each head the run has had, then marks it listed. */
+async function rememberListedCheckRuns(
+  gh: GitHub,
+  repo: RepoRef,
+  memo: CheckRunMemo,
+  head: { sha: string; earlier: readonly string[] },
+): Promise<void> {
+  for (const sha of new Set([head.sha, ...head.earlier])) {
+    for (const run of await listCheckRuns(gh, repo, sha)) {
+      if (run.external_id === null || run.external_id === "") continue;
+      const found = checkKey(run.external_id, sha);
+      // A completed run check on an earlier head needs nothing more (it was superseded).
+      const settled = found.includes("@") && sha !== head.sha && run.status === "completed";
+      if (!memo.ids.has(found) && !settled) {
+        memo.ids.set(found, { id: Number(run.id), digest: "", url: run.html_url ?? "" });
+      }
+    }
+  }
+  memo.listed = true;
 }
 
 /** The check run with `externalId` on `sha`, if GitHub has one. */

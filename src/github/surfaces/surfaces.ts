@@ -248,16 +248,7 @@ export class Surfaces {
     }
     if (memo.pull !== undefined) await this.#describePull(gh, repo, memo, document, issue);
     const runPageUrl = this.deps.runPageUrl?.(stored.repo, runId);
-    let checkRunUrl: string | undefined;
-    if (state.lastSha !== undefined) {
-      const evidence = (await this.#runs.evidence(runId)).map((record) => record.entry);
-      const head = { sha: state.lastSha, earlier: checkpointShas(evidence) };
-      for (const spec of renderCheckRuns(definition, state, evidence, runPageUrl)) {
-        const url = await upsertCheckRun(gh, repo, memo.checks, spec, head);
-        if (spec.externalId === runId) checkRunUrl = url;
-      }
-      await supersedeOldRunChecks(gh, repo, memo.checks, runId, state.lastSha);
-    }
+    const checkRunUrl = await this.#writeCheckRuns(runId, document, gh, repo, memo, runPageUrl);
     if (state.awaiting?.kind === "approval" && state.active !== undefined) {
       await this.#announceApproval(gh, repo, memo, { definition, state }, issue, runPageUrl);
     }
@@ -285,6 +276,28 @@ export class Surfaces {
       );
     }
     memo.statusFingerprint = written;
+  }
+
+  /** Writes the run's check runs on its last commit; returns the URL of the run's own check. */
+  async #writeCheckRuns(
+    runId: string,
+    document: RunDocument,
+    gh: GitHub,
+    repo: RepoRef,
+    memo: RunMemo,
+    runPageUrl: string | undefined,
+  ): Promise<string | undefined> {
+    const { definition, state } = document;
+    if (state.lastSha === undefined) return undefined;
+    let checkRunUrl: string | undefined;
+    const evidence = (await this.#runs.evidence(runId)).map((record) => record.entry);
+    const head = { sha: state.lastSha, earlier: checkpointShas(evidence) };
+    for (const spec of renderCheckRuns(definition, state, evidence, runPageUrl)) {
+      const url = await upsertCheckRun(gh, repo, memo.checks, spec, head);
+      if (spec.externalId === runId) checkRunUrl = url;
+    }
+    await supersedeOldRunChecks(gh, repo, memo.checks, runId, state.lastSha);
+    return checkRunUrl;
   }
 
   /**

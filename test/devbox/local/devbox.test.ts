@@ -96,7 +96,8 @@ class World {
   /** Waits until the agent records a running command, and returns its process group. */
   async runningCommand(devboxId: string): Promise<RunningCommand> {
     const gitDir = join(this.executor.paths(devboxId).checkout, ".git");
-    for (let i = 0; i < 250; i++) {
+    // Bounded by time, not by a count of tries: a loaded machine starts a DevBox slower.
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline;) {
       const running = await readRunningCommand(gitDir);
       if (running !== undefined) return running;
       await new Promise((resolve) => setTimeout(resolve, 20));

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { createGunzip } from "node:zlib";
 import type { Readable } from "node:stream";
 import { gitText, runGit } from "./git-process.js";
-import { FLUSH, parseReceiveRequest, pktLine } from "./pkt-line.js";
+import { FLUSH, parseReceiveRequest, pktLine, type ReceiveRequest } from "./pkt-line.js";
 import type { GitPolicy } from "./push-policy.js";
 import { receivePush, type GitUpstream } from "./receive.js";
 
@@ -70,68 +70,101 @@ export class HubGit {
     const endpoint = ENDPOINT.exec(path)?.[1];
     const service = new URL(path, "http://hub").searchParams.get("service");
     if (endpoint === "info/refs" && request.method === "GET") {
-      if (service !== "git-upload-pack" && service !== "git-receive-pack") {
-        return answer(response, 403, "text/plain", Buffer.from("smart HTTP only\n"));
-      }
-      const advertisement = await this.#exclusive(caller.devboxId, async () => {
-        const dir = await this.#sync(caller);
-        return service === "git-upload-pack"
-          ? (
-              await runGit(["upload-pack", "--stateless-rpc", "--advertise-refs", dir], {
-                cwd: dir,
-              })
-            ).stdout
-          : await receiveAdvertisement(dir);
-      });
-      const head = Buffer.concat([pktLine(`# service=${service}\n`), FLUSH]);
-      return answer(
-        response,
-        200,
-        `application/x-${service}-advertisement`,
-        Buffer.concat([head, advertisement]),
-      );
+      return this.#advertiseRefs(response, caller, service);
     }
     if (endpoint === "git-upload-pack" && request.method === "POST") {
-      const dir = this.#dir(caller.devboxId);
-      if (!existsSync(dir))
-        return answer(response, 409, "text/plain", Buffer.from("fetch refs first\n"));
-      const result = await runGit(["upload-pack", "--stateless-rpc", dir], {
-        cwd: dir,
-        input: bodyOf(request),
-      });
-      return answer(response, 200, "application/x-git-upload-pack-result", result.stdout);
+      return this.#uploadPack(request, response, caller);
     }
     if (endpoint === "git-receive-pack" && request.method === "POST") {
-      const body = await readAll(bodyOf(request), MAX_PUSH_BYTES);
-      if (body === undefined)
-        return answer(response, 413, "text/plain", Buffer.from("push too large\n"));
-      const parsed = parseReceiveRequest(body);
-      if (parsed === undefined)
-        return answer(response, 400, "text/plain", Buffer.from("not a push\n"));
-      const { outcomes, report } = await this.#exclusive(caller.devboxId, async () => {
-        const dir = this.#dir(caller.devboxId);
-        if (!existsSync(dir)) await this.#sync(caller);
-        const [policy, upstream] = await Promise.all([
-          this.#options.policyOf(caller.runId),
-          this.#options.upstreamOf(caller.runId),
-        ]);
-        const received = await receivePush(dir, parsed, {
-          policy,
-          upstream,
-          secretValues: caller.secretValues,
-        });
-        // The staging mirror learns what the upstream now has before the next request.
-        await this.#fetch(dir, upstream);
-        return received;
-      });
-      for (const outcome of outcomes) {
-        if (outcome.refused !== undefined) {
-          onRefused({ devboxId: caller.devboxId, ref: outcome.ref, reason: outcome.refused });
-        }
-      }
-      return answer(response, 200, "application/x-git-receive-pack-result", report);
+      return this.#receivePack(request, response, caller, onRefused);
     }
     return answer(response, 404, "text/plain", Buffer.from("not found\n"));
+  }
+
+  /** `GET info/refs?service=…`: the refs of the freshly synced staging mirror. */
+  async #advertiseRefs(
+    response: ServerResponse,
+    caller: GitCaller,
+    service: string | null,
+  ): Promise<void> {
+    if (service !== "git-upload-pack" && service !== "git-receive-pack") {
+      return answer(response, 403, "text/plain", Buffer.from("smart HTTP only\n"));
+    }
+    const advertisement = await this.#exclusive(caller.devboxId, async () => {
+      const dir = await this.#sync(caller);
+      return service === "git-upload-pack"
+        ? (
+            await runGit(["upload-pack", "--stateless-rpc", "--advertise-refs", dir], {
+              cwd: dir,
+            })
+          ).stdout
+        : await receiveAdvertisement(dir);
+    });
+    const head = Buffer.concat([pktLine(`# service=${service}\n`), FLUSH]);
+    return answer(
+      response,
+      200,
+      `application/x-${service}-advertisement`,
+      Buffer.concat([head, advertisement]),
+    );
+  }
+
+  /** `POST git-upload-pack`: a clone or fetch, served from the staging mirror. */
+  async #uploadPack(
+    request: IncomingMessage,
+    response: ServerResponse,
+    caller: GitCaller,
+  ): Promise<void> {
+    const dir = this.#dir(caller.devboxId);
+    if (!existsSync(dir))
+      return answer(response, 409, "text/plain", Buffer.from("fetch refs first\n"));
+    const result = await runGit(["upload-pack", "--stateless-rpc", dir], {
+      cwd: dir,
+      input: bodyOf(request),
+    });
+    return answer(response, 200, "application/x-git-upload-pack-result", result.stdout);
+  }
+
+  /** `POST git-receive-pack`: a push, checked against the run's policy, refusals reported. */
+  async #receivePack(
+    request: IncomingMessage,
+    response: ServerResponse,
+    caller: GitCaller,
+    onRefused: (refusal: PushRefusal) => void,
+  ): Promise<void> {
+    const body = await readAll(bodyOf(request), MAX_PUSH_BYTES);
+    if (body === undefined)
+      return answer(response, 413, "text/plain", Buffer.from("push too large\n"));
+    const parsed = parseReceiveRequest(body);
+    if (parsed === undefined)
+      return answer(response, 400, "text/plain", Buffer.from("not a push\n"));
+    const { outcomes, report } = await this.#exclusive(caller.devboxId, () =>
+      this.#receiveInto(caller, parsed),
+    );
+    for (const outcome of outcomes) {
+      if (outcome.refused !== undefined) {
+        onRefused({ devboxId: caller.devboxId, ref: outcome.ref, reason: outcome.refused });
+      }
+    }
+    return answer(response, 200, "application/x-git-receive-pack-result", report);
+  }
+
+  /** Receives a parsed push into the staging mirror and pushes what the policy accepts upstream. */
+  async #receiveInto(caller: GitCaller, parsed: ReceiveRequest): ReturnType<typeof receivePush> {
+    const dir = this.#dir(caller.devboxId);
+    if (!existsSync(dir)) await this.#sync(caller);
+    const [policy, upstream] = await Promise.all([
+      this.#options.policyOf(caller.runId),
+      this.#options.upstreamOf(caller.runId),
+    ]);
+    const received = await receivePush(dir, parsed, {
+      policy,
+      upstream,
+      secretValues: caller.secretValues,
+    });
+    // The staging mirror learns what the upstream now has before the next request.
+    await this.#fetch(dir, upstream);
+    return received;
   }
 
   /** Removes a DevBox's staging repository (it is released or lost). */
