@@ -99,6 +99,8 @@ async function restoreEntry(
     const archive = join(dir, name ?? "");
     const valid = name !== undefined && /^[0-9a-f]{40}-[0-9a-f]{16}\.tar$/.test(name);
     const actual = valid ? await fileSha256(archive).catch(() => undefined) : undefined;
+    // The entry replaces what its paths held (a symlink there is removed, not followed).
+    if (actual === expected) await clearPaths(context.cwd, entry.paths);
     const unpacked =
       actual === expected && (await tar(context, ["-xf", archive, "-C", context.cwd]));
     if (!unpacked) {

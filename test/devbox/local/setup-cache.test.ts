@@ -76,8 +76,12 @@ describe("setup cache", () => {
     const settings = cache(join(root, "cache", "run"));
     expect((await setUp(checkout("a"), settings)).hits).toEqual([false]);
     const second = checkout("b");
+    // What the paths held before is replaced, not merged.
+    mkdirSync(join(second, "node_modules"));
+    writeFileSync(join(second, "node_modules", "stale.js"), "old\n");
     expect((await setUp(second, settings)).hits).toEqual([true]);
     expect(installed(second)).toBe('module.exports = "v1";\n');
+    expect(existsSync(join(second, "node_modules", "stale.js"))).toBe(false);
     expect(said.some((line) => line.startsWith("setup cache: restored node_modules"))).toBe(true);
   });
 
