@@ -7,6 +7,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   realpathSync,
   writeFileSync,
@@ -192,6 +193,26 @@ describe("partial clones from the host's mirror", () => {
     expect(execFileSync("ls", [mirrors], { encoding: "utf8" }).split("\n").filter(Boolean)).toEqual(
       ["repo.git", "shared.git"],
     );
+  });
+
+  it("has the hub's staging repositories borrow one object store per upstream", async () => {
+    world = new World(false);
+    await world.start("run7-box9");
+    await world.start("run7-box10");
+    const hubGit = join(world.stateDir, "hub-git", "hub-git");
+    const shared = readdirSync(join(hubGit, "shared"));
+    expect(shared).toHaveLength(1);
+    const staging = readdirSync(hubGit).filter((name) => name.endsWith(".git"));
+    expect(staging).toHaveLength(2);
+    for (const name of staging) {
+      const alternates = join(hubGit, name, "objects", "info", "alternates");
+      expect(readFileSync(alternates, "utf8")).toBe(
+        `${join(hubGit, "shared", shared[0] ?? "", "objects")}\n`,
+      );
+      // Everything came from the shared store: the staging repository holds no pack of its own.
+      expect(git(join(hubGit, name), "count-objects", "-v")).toMatch(/^size-pack: 0$/m);
+    }
+    expect(configOf(join(hubGit, "shared", shared[0] ?? ""))).not.toContain("url =");
   });
 
   it("falls back to a plain clone, saying so in the DevBox's log, when the mirror fails", async () => {
