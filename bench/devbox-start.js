@@ -15,7 +15,9 @@
 // The repository and the project are generated once into BENCH_DIR (default
 // `$TMPDIR/clustercode-bench-devbox`), outside this repository, and reused after.
 //
-//   node bench/devbox-start.js [--small] [--runs N] [clone|setup]   needs `npm run build`
+//   node bench/devbox-start.js [--small] [--runs N] [--via-hub] [clone|setup]   needs `npm run build`
+//
+// --via-hub clones (a) through the hub's git route, as on the app, instead of from `file://`.
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -28,6 +30,8 @@ const args = process.argv.slice(2);
 const SMALL = args.includes("--small");
 const RUNS = Number(args[args.indexOf("--runs") + 1] ?? 3) || 3;
 const ONLY = args.find((arg) => arg === "clone" || arg === "setup");
+/** Clone through the hub's git route (as on the app) instead of from a `file://` address. */
+const VIA_HUB = args.includes("--via-hub");
 const BENCH_DIR = process.env.BENCH_DIR ?? join(tmpdir(), "clustercode-bench-devbox");
 const COMMITS = SMALL ? 2_000 : 20_000;
 /** Bytes of incompressible content each commit writes: 10.5 KiB × 20,000 ≈ 210 MiB. */
@@ -123,7 +127,7 @@ async function claim(hub, repository, { stateDir, setup = [], cache, partialClon
     runId: "bench",
     apiUrl,
     token,
-    repository,
+    repository: typeof repository === "function" ? repository(devboxId) : repository,
     spec: {
       branch: "clustercode/bench-1",
       baseBranch: "main",
@@ -140,14 +144,24 @@ async function claim(hub, repository, { stateDir, setup = [], cache, partialClon
   return ms;
 }
 
-/** A hub whose `readyOf` resolves with a DevBox's ready event. */
-function benchHub() {
+/** A hub whose `readyOf` resolves with a DevBox's ready event; `upstream`: it serves git. */
+function benchHub(upstream, stateDir) {
   const waiting = new Map();
   const hub = new DevBoxHub({
     onEvent: (event) => {
       if (event.type === "devbox.ready") waiting.get(event.devboxId)?.(event);
     },
     lapseMs: 60_000,
+    ...(upstream === undefined
+      ? {}
+      : {
+          git: {
+            stateDir,
+            upstreamOf: () => Promise.resolve({ url: upstream, env: {} }),
+            policyOf: () =>
+              Promise.resolve({ runBranch: "clustercode/bench-1", allowWorkflowChanges: false }),
+          },
+        }),
   });
   hub.readyOf = (devboxId) => new Promise((resolve) => waiting.set(devboxId, resolve));
   return hub;
@@ -156,9 +170,11 @@ function benchHub() {
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const seconds = (ms) => `${(ms / 1000).toFixed(2)} s`;
 
-async function benchClone(hub, work) {
+async function benchClone(fileHub, work) {
   const repo = await generateRepository(join(BENCH_DIR, SMALL ? "small.git" : "big.git"));
-  const repository = `file://${repo}`;
+  const hub = VIA_HUB ? benchHub(repo, mkdtempSync(join(work, "hub-"))) : fileHub;
+  if (VIA_HUB) await hub.listen();
+  const repository = VIA_HUB ? (devboxId) => hub.gitUrl(devboxId, "bench/big") : `file://${repo}`;
   const full = [];
   const partial = [];
   const stateDir = mkdtempSync(join(work, "state-"));
