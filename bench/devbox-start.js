@@ -189,8 +189,9 @@ async function benchClone(fileHub, work) {
     partial.push(await claim(hub, repository, { stateDir }));
   }
   const ratio = (100 * median(partial)) / median(full);
+  if (VIA_HUB) await hub.close();
   console.log(
-    `(a) ${COMMITS} commits: full clone ${seconds(median(full))}, partial clone from the mirror ${seconds(median(partial))} (${ratio.toFixed(1)} %; target ≤ 20 %); the claim that made the mirror: ${seconds(first)}`,
+    `(a) ${COMMITS} commits${VIA_HUB ? " through the hub" : ""}: full clone ${seconds(median(full))}, partial clone from the mirror ${seconds(median(partial))} (${ratio.toFixed(1)} %; target ≤ 20 %); the claim that made the mirror: ${seconds(first)}`,
   );
 }
 
