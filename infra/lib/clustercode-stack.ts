@@ -5,11 +5,13 @@ import {
   type StackProps,
 } from "aws-cdk-lib";
 import type { Table } from "aws-cdk-lib/aws-dynamodb";
+import type { Bucket } from "aws-cdk-lib/aws-s3";
 import { Vpc, type IVpc } from "aws-cdk-lib/aws-ec2";
 import type { Construct } from "constructs";
 import { AppService } from "./app-service.js";
 import { DevBoxCapacity } from "./devbox-capacity.js";
 import { readSettings } from "./settings.js";
+import { createSetupCacheBucket } from "./setup-cache-bucket.js";
 import { StoreAlarms } from "./store-alarms.js";
 import { createStoreTable } from "./store-table.js";
 import { viewAs } from "./view-as.js";
@@ -27,6 +29,8 @@ export class ClusterCodeStack extends Stack {
   readonly devboxes: DevBoxCapacity;
   /** The app service, its load balancer and secrets. */
   readonly app: AppService;
+  /** Where ECS DevBoxes' setup cache is kept, read and written by the app only. */
+  readonly setupCache: Bucket;
 
   constructor(scope: Construct, id: string, props: StackProps = {}) {
     // No assets to publish and no bootstrap rule: the template deploys with plain CloudFormation.
@@ -63,5 +67,6 @@ export class ClusterCodeStack extends Stack {
       cpuTargetPercent: settings.appCpuTargetPercent,
       memoryTargetPercent: settings.appMemoryTargetPercent,
     });
+    this.setupCache = createSetupCacheBucket(this, this.app.service.taskDefinition.taskRole);
   }
 }

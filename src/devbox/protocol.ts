@@ -33,6 +33,10 @@ export const AGENT_ENV = {
   baseBranch: "CLUSTERCODE_BASE_BRANCH",
   /** The setup commands, a JSON array of strings. */
   setup: "CLUSTERCODE_SETUP",
+  /** `devbox.cache`, a JSON array of `{ key, paths }`. */
+  setupCache: "CLUSTERCODE_SETUP_CACHE",
+  /** Where the setup cache is kept, a JSON array of directories: saves go to the first. */
+  setupCacheDirs: "CLUSTERCODE_SETUP_CACHE_DIRS",
   /**
    * The names of the secrets in the agent's environment, a JSON array: their values are masked
    * in all output the agent logs or reports.

@@ -106,6 +106,8 @@ export interface DevBoxSpec {
   branch: string;
   baseBranch: string;
   setup: string[];
+  /** `devbox.cache`: what setup makes, restored before it and saved after it (see the agent). */
+  cache?: { key: string[]; paths: string[] }[];
   secrets: string[];
   /** The agent CLIs (argv[0]) the run may start: the DevBox reports each one's `--version`. */
   harnesses?: string[];

@@ -135,6 +135,7 @@ export class Transition {
         ...(devbox?.warm === undefined
           ? {}
           : { warm: { count: devbox.warm, branch: this.definition.baseBranch } }),
+        ...(devbox?.cache === undefined ? {} : { cache: devbox.cache }),
       },
     });
     this.record("devbox.claimed", { devbox: id, branch });

@@ -4,6 +4,7 @@ import { BUILT_IN_ENGINES } from "./built-in-engines.js";
 import { DURATION_PATTERN } from "./duration.js";
 import { didYouMean, suggest } from "./edit-distance.js";
 import { allowEntryProblem, NETWORK_SHORTCUTS } from "./network-allow.js";
+import { cachePathProblem } from "./cache-path.js";
 
 /** Ids of nodes and engines: lower-case, starting with a letter, at most 40 characters. */
 export const ID_PATTERN = /^[a-z][a-z0-9_-]{0,39}$/;
@@ -134,6 +135,30 @@ const triggers = z
 /** The most DevBoxes one workflow may keep warm (`devbox.warm`); the host caps the total too. */
 export const WARM_DEVBOXES_MAX = 8;
 
+/** A path of a `devbox.cache` entry: relative, inside the checkout, without `..`. */
+const cachePath = z.string().superRefine((path, ctx) => {
+  const problem = cachePathProblem(path);
+  if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
+});
+
+/** One `devbox.cache` entry, in the manner of GitHub Actions' `actions/cache`. */
+const cacheEntry = z
+  .strictObject({
+    key: z
+      .array(cachePath.describe("A file of the checkout, such as package-lock.json."))
+      .min(1)
+      .describe(
+        "Files whose contents make the cache key, with the setup commands and the paths: change one and the cache misses.",
+      ),
+    paths: z
+      .array(cachePath.describe("A directory or file of the checkout, such as node_modules."))
+      .min(1)
+      .describe("What setup makes and the cache keeps: relative to the checkout, inside it."),
+  })
+  .describe(
+    "Restored before setup when its key was saved; saved after a successful setup when it was not. Setup commands see CLUSTERCODE_CACHE_HIT=true when every entry was restored.",
+  );
+
 const devbox = z
   .strictObject({
     image: z
@@ -165,6 +190,12 @@ const devbox = z
       .optional()
       .describe(
         `How many DevBoxes to keep ready (cloned at the default branch's head and set up) for this repository and this devbox spec, so that a claim takes one at once; 0 to ${WARM_DEVBOXES_MAX}, default 0. A warm DevBox is capacity paid for while it waits; the host caps the total (CLUSTERCODE_WARM_MAX).`,
+      ),
+    cache: z
+      .array(cacheEntry)
+      .optional()
+      .describe(
+        "What setup makes that later DevBoxes of the repository may reuse, such as node_modules keyed by package-lock.json.",
       ),
     secrets: z
       .array(

@@ -289,4 +289,25 @@ describe("infra: the CDK app", () => {
       }
     }
   });
+  it("keeps ECS setup caches in a private bucket that only the app reads and writes", () => {
+    const bucket = logicalId(stack.setupCache);
+    template.hasResourceProperties("AWS::S3::Bucket", {
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([Match.objectLike({ ExpirationInDays: 14 })]),
+      },
+    });
+    const s3 = (roleId: string) =>
+      statementsOf(roleId).filter((s) => actionsOf(s).some((a) => a.startsWith("s3:")));
+    const appRole = logicalId(stack.app.service.taskDefinition.taskRole);
+    expect(s3(appRole).length).toBeGreaterThan(0);
+    for (const statement of s3(appRole))
+      expect(JSON.stringify(statement.Resource)).toContain(bucket);
+    expect(s3(logicalId(stack.devboxes.taskRole))).toEqual([]);
+  });
 });

@@ -1,6 +1,7 @@
 import { AGENT_ENV } from "../protocol.js";
 import type { Settings } from "../../settings/index.js";
 import { commandSandbox, type CommandSandbox } from "./command-sandbox.js";
+import { parseSetupCache, type SetupCacheSettings } from "./setup-cache.js";
 
 /** What the agent reads from its environment (see {@link AGENT_ENV}). */
 export interface AgentSettings {
@@ -9,6 +10,8 @@ export interface AgentSettings {
   branch: string;
   baseBranch: string;
   setup: string[];
+  /** `devbox.cache` and where it is kept; undefined when the workflow caches nothing. */
+  setupCache?: SetupCacheSettings;
   /** Names of the environment variables that hold secrets. */
   secrets: string[];
   /** The agent CLIs whose `--version` to report when ready. */
@@ -55,6 +58,9 @@ export function readAgentSettings(decoded: Settings, token?: string): AgentSetti
   const sandbox = commandSandbox(agent.commandSandbox);
   if (sandbox instanceof Error) problems.push(sandbox.message);
   else if (sandbox !== undefined) settings.sandbox = sandbox;
+  const setupCache = parseSetupCache(agent.setupCache, agent.setupCacheDirs);
+  if (setupCache instanceof Error) problems.push(setupCache.message);
+  else if (setupCache !== undefined) settings.setupCache = setupCache;
   if (agent.hubSocket !== undefined) settings.hubSocket = agent.hubSocket;
   if (agent.isolation !== undefined) settings.isolation = agent.isolation;
   if (agent.gitViaHub === true) settings.gitViaHub = true;

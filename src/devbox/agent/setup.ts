@@ -7,6 +7,13 @@ import { CommandJournal } from "./command-journal.js";
 import { checkoutRunBranch, gitDirectory, GitStepError, type GitContext } from "./git.js";
 import { OUTPUT_LIMIT_BYTES } from "./run-command.js";
 import { setUpWhileWarm } from "../warm-marker.js";
+import {
+  CACHE_HIT_ENV,
+  restoreSetupCache,
+  saveSetupCache,
+  type CacheContext,
+  type RestoreOutcome,
+} from "./setup-cache.js";
 
 /** How a DevBox's setup ended: ready at `sha`, or failed for `why` with the output so far. */
 export type SetupOutcome =
@@ -30,13 +37,14 @@ export interface SetupContext {
 }
 
 /**
- * Checks out the run branch, opens the checkout's command journal and runs the setup commands
- * in order, stopping at the first that fails. A git step that fails is an outcome; anything else
- * thrown is not caught.
+ * Checks out the run branch, opens the checkout's command journal, restores the setup cache
+ * (`devbox.cache`), runs the setup commands in order, stopping at the first that fails, and
+ * saves the cache entries that missed once they all succeeded. A git step that fails is an
+ * outcome; anything else thrown is not caught.
  */
 export async function setUpCheckout(
   context: SetupContext,
-  settings: Pick<AgentSettings, "branch" | "baseBranch" | "setup">,
+  settings: Pick<AgentSettings, "branch" | "baseBranch" | "setup" | "setupCache">,
 ): Promise<SetupOutcome> {
   const output = new OutputTail(OUTPUT_LIMIT_BYTES);
   const git: GitContext = { ...context, output };
@@ -56,9 +64,21 @@ export async function setUpCheckout(
     context.tee(`clustercode: set up while warm at ${sha}\n`);
     return { ok: true, sha, journal };
   }
+  const cache = settings.setupCache;
+  const cacheContext: CacheContext = {
+    ...context,
+    say: (line) => context.tee(`clustercode: ${line}\n`),
+  };
+  let restored: RestoreOutcome | undefined;
+  if (cache !== undefined && cache.entries.length > 0) {
+    restored = await restoreSetupCache(cacheContext, cache, settings.setup);
+  }
+  const hit = restored !== undefined && restored.hits.every(Boolean);
+  // Setup commands may skip an install the cache already made (actions/cache's `cache-hit`).
+  const env = { ...context.env, [CACHE_HIT_ENV]: hit ? "true" : "false" };
   for (const [index, script] of settings.setup.entries()) {
     const args = ["-eo", "pipefail", "-c", script];
-    const { cwd, env, signal, mask, tee, sandbox } = context;
+    const { cwd, signal, mask, tee, sandbox } = context;
     const { exitCode } = await runProcess({
       file: "bash",
       args,
@@ -77,6 +97,10 @@ export async function setUpCheckout(
         output,
       };
     }
+  }
+  // Saved before any command of the run: what is kept is what setup made, nothing later.
+  if (cache !== undefined && restored !== undefined && !hit) {
+    await saveSetupCache(cacheContext, cache, restored);
   }
   return { ok: true, sha, journal };
 }

@@ -5,16 +5,52 @@ import { hubGitAuthEnv } from "../hub/git/git-auth.js";
 import { OutputTail } from "../output-tail.js";
 import { runProcess } from "../process-runner.js";
 import { viaHub } from "./agent-env.js";
+import { git, mirrorPath, refreshMirror } from "./mirror.js";
 import { withoutCredentials } from "./repository-url.js";
+
+/** The remote a partial checkout fetches missing blobs from: the host's mirror, no network. */
+export const MIRROR_REMOTE = "mirror";
+
+/** Where a clone is made and what it may say in the DevBox's log. */
+export interface ClonePaths {
+  dir: string;
+  checkout: string;
+  /** Where mirrors live (`<stateDir>`); without it the clone is a plain one. */
+  stateDir?: string;
+  /** Writes one line to the DevBox's log. */
+  say?: (line: string) => void;
+}
 
 /**
  * Clones the request's repository into `checkout` (a fresh directory in `dir`), with `env`
  * (PATH, HOME, LANG) and, through the hub, the DevBox's own hub token (never stored in the
- * clone). A failure is a retryable `clone-failed` DevBoxError.
+ * clone). With a `stateDir`, the clone is a blobless single-branch clone of the run branch (or
+ * the base branch before the run branch exists) from the host's mirror, fetched first; when the
+ * mirror fails, a plain clone, said in the log. A failure is a retryable `clone-failed`.
  */
 export async function cloneCheckout(
   request: StartRequest,
-  paths: { dir: string; checkout: string },
+  paths: ClonePaths,
+  env: Record<string, string>,
+): Promise<void> {
+  if (paths.stateDir !== undefined) {
+    try {
+      await partialClone(request, { ...paths, stateDir: paths.stateDir }, env);
+      return;
+    } catch (error) {
+      const why = (error as Error).message.replaceAll(
+        request.repository,
+        withoutCredentials(request.repository),
+      );
+      paths.say?.(`clustercode: the mirror clone failed, cloning in full instead: ${why.trim()}`);
+    }
+  }
+  await plainClone(request, paths, env);
+}
+
+async function plainClone(
+  request: StartRequest,
+  paths: ClonePaths,
   env: Record<string, string>,
 ): Promise<void> {
   const { repository } = request;
@@ -39,6 +75,78 @@ export async function cloneCheckout(
   // A token in the clone URL must not stay in the checkout, where every command could read it
   // and where it would expire: the agent authenticates each fetch and push afresh instead.
   if (withoutCredentials(repository) !== repository) await setOrigin(paths, repository, env);
+}
+
+/**
+ * Refreshes the mirror, clones the branch the agent will check out from it, blobless and with
+ * the mirror as its reference (alternates), so the checkout holds only its own new objects;
+ * then adds `origin` for the real repository: fetches and pushes go where they always went.
+ * The mirror never drops objects (no gc, no repack), so checkouts that borrow them stay whole.
+ */
+async function partialClone(
+  request: StartRequest,
+  paths: ClonePaths & { stateDir: string },
+  env: Record<string, string>,
+): Promise<void> {
+  const mirror = mirrorPath(paths.stateDir, request.repository);
+  const auth = viaHub(request) ? hubGitAuthEnv(request.token) : {};
+  await refreshMirror(mirror, request.repository, { ...env, ...auth });
+  const branch = await firstBranch(mirror, [request.spec.branch, request.spec.baseBranch], env);
+  await rm(paths.checkout, { recursive: true, force: true });
+  try {
+    await git(
+      [
+        "clone",
+        "--quiet",
+        "--filter=blob:none",
+        // Borrows the mirror's objects instead of copying them: nothing of the history is
+        // transferred, and a blob the mirror lacks is fetched from it when first needed.
+        "--reference",
+        mirror,
+        "--single-branch",
+        ...(branch === undefined ? [] : ["--branch", branch]),
+        "--origin",
+        MIRROR_REMOTE,
+        "--",
+        `file://${mirror}`,
+        paths.checkout,
+      ],
+      paths.dir,
+      { ...env, GIT_TERMINAL_PROMPT: "0" },
+    );
+    await git(
+      ["remote", "add", "origin", withoutCredentials(request.repository)],
+      paths.checkout,
+      env,
+    );
+    // The run branch is the agent's own, pushed to origin; it follows no one.
+    if (branch !== undefined)
+      await git(["branch", "--unset-upstream", branch], paths.checkout, env);
+  } catch (error) {
+    await rm(paths.checkout, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** The first of `branches` the mirror has, or undefined (then the mirror's HEAD). */
+async function firstBranch(
+  mirror: string,
+  branches: string[],
+  env: Record<string, string>,
+): Promise<string | undefined> {
+  for (const branch of branches) {
+    if (branch === "" || branch.startsWith("-")) continue;
+    const found = await git(
+      ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}`],
+      mirror,
+      env,
+    ).then(
+      () => true,
+      () => false,
+    );
+    if (found) return branch;
+  }
+  return undefined;
 }
 
 /** Points the checkout's `origin` at `repository` (without credentials); false if git failed. */

@@ -15,6 +15,10 @@ import { launchAgent } from "./launch.js";
 import type { HubRelay } from "./hub-relay.js";
 import { chooseIsolation, devboxUid, UNSAFE_ENV, type Isolation } from "./sandbox.js";
 import { inheritedEnvironment } from "../../settings/process-environment.js";
+import { decodeSettings } from "../../settings/index.js";
+import { AGENT_ENV } from "../protocol.js";
+import { mirrorPath } from "./mirror.js";
+import { evictSetupCache, prepareSetupCacheDirs } from "./setup-cache-dirs.js";
 import { WarmPool, type WarmSource } from "./warm-pool.js";
 import type { DefaultBranchMoves } from "./branch-moves.js";
 import { devBoxPaths, type LocalDevBoxPaths } from "./devbox-paths.js";
@@ -48,6 +52,11 @@ export interface LocalExecutorOptions {
     moves?: DefaultBranchMoves;
     onError?: (error: unknown) => void;
   };
+  /**
+   * Whether checkouts are blobless clones from the host's mirror (default true); false: plain
+   * full clones, as before mirrors (the benchmark's baseline).
+   */
+  partialClones?: boolean;
 }
 
 const DEVBOX_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -127,17 +136,12 @@ export class LocalExecutor implements DevBoxExecutor {
     if (!existsSync(paths.dir)) await this.#pool?.claim(request, paths.dir);
     await mkdir(paths.dir, { recursive: true });
     await mkdir(paths.tmp, { recursive: true, mode: 0o700 });
-    if (!existsSync(join(paths.checkout, ".git")))
-      await cloneCheckout(request, paths, passedOn(this.#env));
-    // A checkout an earlier process left (its journal kept) names that process's hub, gone now.
-    else if (!(await setOrigin(paths, request.repository, passedOn(this.#env))))
-      throw new DevBoxError(
-        "clone-failed",
-        `cannot point the checkout of ${request.devboxId} at its hub`,
-        { retryable: true },
-      );
     const log = await open(paths.logFile, "a", 0o600);
     try {
+      await this.#prepareCheckout(request, paths, (line) => writeLine(log.fd, line));
+      const uid = process.getuid?.() === 0 ? devboxUid(request.devboxId) : undefined;
+      const cache = await this.#setupCache(request, uid);
+      const mirror = mirrorPath(this.#options.stateDir, request.repository);
       const { child: spawned, relay } = await launchAgent({
         isolation,
         devboxId: request.devboxId,
@@ -145,13 +149,18 @@ export class LocalExecutor implements DevBoxExecutor {
         token: request.token,
         ...paths,
         repository: request.repository,
+        ...(existsSync(mirror) ? { mirror } : {}),
+        ...(cache === undefined ? {} : { setupCache: cache }),
         cliPath: this.#cliPath,
         ...(request.egressProxy === undefined ? {} : { egressProxy: request.egressProxy }),
-        env: agentEnvironment(request, this.#env, {
-          asRoot: (this.#options.uid ?? process.getuid?.()) === 0,
-          warn: (line) => writeLine(log.fd, line),
-        }),
-        ...(process.getuid?.() === 0 ? { uid: devboxUid(request.devboxId) } : {}),
+        env: {
+          ...agentEnvironment(request, this.#env, {
+            asRoot: (this.#options.uid ?? process.getuid?.()) === 0,
+            warn: (line) => writeLine(log.fd, line),
+          }),
+          ...(cache === undefined ? {} : cache.env),
+        },
+        ...(uid === undefined ? {} : { uid }),
         logFd: log.fd,
       });
       if (relay !== undefined) this.#relays.set(request.devboxId, relay);
@@ -166,6 +175,60 @@ export class LocalExecutor implements DevBoxExecutor {
     } finally {
       await log.close();
     }
+  }
+
+  /**
+   * Clones the checkout (partially, from the host's mirror) unless an earlier process left one,
+   * whose origin then names that process's hub, gone now, and is pointed at this one.
+   */
+  async #prepareCheckout(
+    request: StartRequest,
+    paths: LocalDevBoxPaths,
+    say: (line: string) => void,
+  ): Promise<void> {
+    const env = passedOn(this.#env);
+    if (!existsSync(join(paths.checkout, ".git"))) {
+      const mirrors =
+        this.#options.partialClones === false ? {} : { stateDir: this.#options.stateDir };
+      await cloneCheckout(request, { ...paths, ...mirrors, say }, env);
+    } else if (!(await setOrigin(paths, request.repository, env))) {
+      throw new DevBoxError(
+        "clone-failed",
+        `cannot point the checkout of ${request.devboxId} at its hub`,
+        { retryable: true },
+      );
+    }
+  }
+
+  /**
+   * The DevBox's setup cache: its directories (made, and the whole cache trimmed to its limit
+   * first) and the agent's settings for them; undefined when the workflow caches nothing.
+   */
+  async #setupCache(
+    request: StartRequest,
+    uid: number | undefined,
+  ): Promise<{ writable: string; readOnly: string[]; env: Record<string, string> } | undefined> {
+    const entries = request.spec.cache ?? [];
+    if (entries.length === 0) return undefined;
+    const { stateDir } = this.#options;
+    await evictSetupCache(stateDir, this.#setupCacheMaxBytes());
+    const dirs = await prepareSetupCacheDirs(stateDir, request.repository, request.spec, uid);
+    const env = {
+      [AGENT_ENV.setupCache]: JSON.stringify(entries),
+      [AGENT_ENV.setupCacheDirs]: JSON.stringify([dirs.writable, ...dirs.readOnly]),
+    };
+    return { ...dirs, env };
+  }
+
+  /** `CLUSTERCODE_SETUP_CACHE_MAX_MB` in bytes; the default when the environment is unreadable. */
+  #setupCacheMaxBytes(): number {
+    let megabytes = 5120;
+    try {
+      megabytes = decodeSettings(this.#env).devboxes.setupCacheMaxMb;
+    } catch {
+      // The runtime decoded its settings when it started; this reading only sizes a cache.
+    }
+    return megabytes * 1024 * 1024;
   }
 
   /** Stops the agent (SIGTERM, then SIGKILL after the grace) and any command it left running. */

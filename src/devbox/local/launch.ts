@@ -24,6 +24,10 @@ export interface LaunchRequest {
   home: string;
   /** The clone source, bound into the sandbox when it is a local path. */
   repository: string;
+  /** The host's mirror a partial checkout fetches its missing blobs from (bound read-only). */
+  mirror?: string;
+  /** The setup cache's directories: the run branch's (bound writable), the base branch's. */
+  setupCache?: { writable: string; readOnly: string[] };
   cliPath: string;
   /** The hub's egress proxy with the DevBox's egress key, for commands' `HTTPS_PROXY`. */
   egressProxy?: string;
@@ -74,6 +78,8 @@ export async function launchAgent(request: LaunchRequest): Promise<Launched> {
         devboxDir: request.dir,
         hubSocket: relay.path,
         ...(isLocalPath(request.repository) ? { localSource: request.repository } : {}),
+        ...(request.mirror === undefined ? {} : { mirror: request.mirror }),
+        ...(request.setupCache === undefined ? {} : { setupCache: request.setupCache }),
         cliPath: request.cliPath,
         path: env.PATH ?? "",
         ...(request.uid === undefined ? {} : { uid: request.uid }),
@@ -89,11 +95,17 @@ export async function launchAgent(request: LaunchRequest): Promise<Launched> {
   }
 }
 
-/** Trusts a bound-in local source in the DevBox's git config, and gives the DevBox its files. */
+/**
+ * Trusts the bound-in local source and mirror in the DevBox's git config (they are owned by the
+ * app's user, not the DevBox's), and gives the DevBox its files.
+ */
 async function prepareSandboxedFiles(request: LaunchRequest): Promise<void> {
-  if (isLocalPath(request.repository)) {
-    // The source is bound in, owned by the app's user, not the DevBox's: git must trust it.
-    const config = `[safe]\n\tdirectory = ${request.repository}\n\tdirectory = ${request.repository}/.git\n`;
+  const trusted = [
+    ...(isLocalPath(request.repository) ? [request.repository, `${request.repository}/.git`] : []),
+    ...(request.mirror === undefined ? [] : [request.mirror]),
+  ];
+  if (trusted.length > 0) {
+    const config = `[safe]\n${trusted.map((dir) => `\tdirectory = ${dir}\n`).join("")}`;
     await writeFile(join(request.home, ".gitconfig"), config, { mode: 0o600 });
   }
   if (request.uid !== undefined) {

@@ -117,6 +117,10 @@ export interface AgentSandbox {
   hubSocket: string;
   /** The clone source when it is a local path (bound so that fetch and push still work). */
   localSource?: string;
+  /** The host's mirror of the repository, bound read-only: a partial checkout's blobs. */
+  mirror?: string;
+  /** The setup cache: the run branch's directory (writable) and the base branch's (read-only). */
+  setupCache?: { writable: string; readOnly: string[] };
   /** The `clustercode` CLI (`<package>/dist/cli/main.js`). */
   cliPath: string;
   /** Directories of PATH to show read-only (where the agent CLIs and tools live). */
@@ -152,6 +156,13 @@ export function sandboxedAgent(
   // far as its owner allows, for checkpoint pushes); this goes once git fetches over the hub.
   if (sandbox.localSource !== undefined && existsSync(sandbox.localSource)) {
     binds.push(["--bind", realpathSync(sandbox.localSource), sandbox.localSource]);
+  }
+  if (sandbox.mirror !== undefined && existsSync(sandbox.mirror)) {
+    binds.push(["--ro-bind", realpathSync(sandbox.mirror), sandbox.mirror]);
+  }
+  for (const dir of sandbox.setupCache?.readOnly ?? []) binds.push(["--ro-bind", dir, dir]);
+  if (sandbox.setupCache !== undefined) {
+    binds.push(["--bind", sandbox.setupCache.writable, sandbox.setupCache.writable]);
   }
   binds.push(["--bind", sandbox.devboxDir, sandbox.devboxDir]);
   binds.push(["--bind", sandbox.hubSocket, HUB_SOCKET_IN_SANDBOX]);

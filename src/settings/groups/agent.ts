@@ -34,6 +34,15 @@ export const agent = {
       description: "The workflow's setup commands.",
       readers: AGENT,
     }),
+    setupCache: optional("CLUSTERCODE_SETUP_CACHE", text(), {
+      description: "The workflow's `devbox.cache` entries, a JSON array of `{ key, paths }`.",
+      readers: AGENT,
+    }),
+    setupCacheDirs: withDefault("CLUSTERCODE_SETUP_CACHE_DIRS", jsonStrings(), [], {
+      description:
+        "Where the setup cache is looked up, in order; saves go to the first (the run branch's).",
+      readers: AGENT,
+    }),
     secretNames: withDefault("CLUSTERCODE_SECRET_NAMES", jsonStrings(), [], {
       description:
         "The names of the variables that hold secrets: their values are masked in all output the agent logs or reports.",

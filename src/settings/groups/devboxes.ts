@@ -27,6 +27,11 @@ export const devboxes = {
       description: "Where `bwrap` is looked for, and the search path local DevBoxes are given.",
       readers: BOTH,
     }),
+    setupCacheMaxMb: withDefault("CLUSTERCODE_SETUP_CACHE_MAX_MB", whole(0, 10_000_000), 5120, {
+      description:
+        "Local DevBoxes: the most the setup cache (`devbox.cache`, under `<state>/cache/`) may hold, in MiB; the least recently used entries go first. `0` keeps nothing.",
+      readers: BOTH,
+    }),
     leaseMs: withDefault("CLUSTERCODE_DEVBOX_LEASE_MS", milliseconds(), 15_000, {
       description:
         "How long a replica's lease on a DevBox it runs lasts unless renewed (renewed every third); another replica declares the DevBox lost only once it lapsed.",

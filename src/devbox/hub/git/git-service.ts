@@ -9,6 +9,7 @@ import { gitText, runGit } from "./git-process.js";
 import { FLUSH, parseReceiveRequest, pktLine, type ReceiveRequest } from "./pkt-line.js";
 import type { GitPolicy } from "./push-policy.js";
 import { receivePush, type GitUpstream } from "./receive.js";
+import { shareObjects } from "./shared-objects.js";
 
 export type { GitUpstream } from "./receive.js";
 export type { GitPolicy } from "./push-policy.js";
@@ -195,6 +196,7 @@ export class HubGit {
       if (head?.[1] !== undefined) {
         await gitText(["symbolic-ref", "HEAD", head[1]], { cwd: dir, env: { GIT_DIR: dir } });
       }
+      await shareObjects(this.#options.stateDir, dir, upstream);
     }
     await this.#fetch(dir, upstream);
     return dir;

@@ -1,0 +1,134 @@
+import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdir, rm, stat } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { OutputTail } from "../output-tail.js";
+import { runProcess } from "../process-runner.js";
+import { withoutCredentials } from "./repository-url.js";
+
+/** The hub's git route: `<api>/internal/devboxes/<id>/git/<owner>/<repo>.git`. */
+const HUB_GIT_ROUTE = /\/internal\/devboxes\/[^/]+\/git\/(.+?)(?:\.git)?\/?$/;
+const OWNER_REPO = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}\/[A-Za-z0-9._][A-Za-z0-9._-]{0,99}$/;
+
+/**
+ * The name one repository's mirror and setup cache go by on this host: `<owner>/<repo>` when the
+ * repository is GitHub's or the hub's route to it, else a hash of its address. The hub's route
+ * names a different DevBox on every claim, so the DevBox id must not be part of the name.
+ */
+export function repositoryKey(repository: string): string {
+  const plain = withoutCredentials(repository);
+  const fromHub = HUB_GIT_ROUTE.exec(plain)?.[1];
+  const fromUrl = /^https?:\/\/[^/]+\/(.+?)(?:\.git)?\/?$/.exec(plain)?.[1];
+  const name = fromHub ?? fromUrl;
+  if (name !== undefined && OWNER_REPO.test(name) && !name.split("/").includes("..")) return name;
+  return `local/${createHash("sha256").update(plain).digest("hex").slice(0, 24)}`;
+}
+
+/** `<stateDir>/mirrors/<owner>/<repo>.git`: the bare mirror of `repository` on this host. */
+export function mirrorPath(stateDir: string, repository: string): string {
+  return join(stateDir, "mirrors", `${repositoryKey(repository)}.git`);
+}
+
+/** How long a claim waits for another process's fetch of the same mirror before going alone. */
+const LOCK_WAIT_MS = 120_000;
+/** A lock older than this was left by a process that died while fetching. */
+const STALE_LOCK_MS = 10 * 60_000;
+
+const inFlight = new Map<string, Promise<void>>();
+
+/**
+ * Fetches every branch of `repository` into the bare mirror at `mirror` (created on first use),
+ * so that a clone from it needs nothing from the network. Claims in this process that arrive
+ * while a fetch runs share it; other processes wait on a lock directory. `auth` is environment
+ * (never argv, never the mirror's config): the mirror holds no credentials and no remote URL.
+ * Throws an Error with git's output when the fetch fails.
+ */
+export function refreshMirror(
+  mirror: string,
+  repository: string,
+  env: Record<string, string>,
+): Promise<void> {
+  const running = inFlight.get(mirror);
+  if (running !== undefined) return running;
+  const fetching = withLock(`${mirror}.lock`, () => fetchMirror(mirror, repository, env)).finally(
+    () => inFlight.delete(mirror),
+  );
+  inFlight.set(mirror, fetching);
+  return fetching;
+}
+
+async function fetchMirror(
+  mirror: string,
+  repository: string,
+  env: Record<string, string>,
+): Promise<void> {
+  if (!existsSync(join(mirror, "HEAD"))) {
+    await rm(mirror, { recursive: true, force: true });
+    await mkdir(mirror, { recursive: true });
+    await git(["init", "--quiet", "--bare", mirror], dirname(mirror), env);
+    // Partial clones from the mirror need its upload-pack to filter; a gc would drop objects
+    // that blobless checkouts still fetch lazily from it.
+    const settings: [string, string][] = [
+      ["uploadpack.allowFilter", "true"],
+      ["uploadpack.allowAnySHA1InWant", "true"],
+      ["gc.auto", "0"],
+    ];
+    for (const [key, value] of settings) {
+      await git(["config", key, value], mirror, env);
+    }
+  }
+  // The address is given on each fetch, never stored: it may carry a token, and the hub's route
+  // names the DevBox that asked.
+  await git(
+    [
+      "fetch",
+      "--quiet",
+      "--prune",
+      "--no-tags",
+      // FETCH_HEAD would record the address, token and all.
+      "--no-write-fetch-head",
+      "--",
+      repository,
+      "+refs/heads/*:refs/heads/*",
+    ],
+    mirror,
+    { ...env, GIT_TERMINAL_PROMPT: "0" },
+  );
+}
+
+/** Runs `work` holding the lock directory `lock`, waiting (bounded) for another holder. */
+async function withLock<T>(lock: string, work: () => Promise<T>): Promise<T> {
+  await mkdir(dirname(lock), { recursive: true });
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      await mkdir(lock);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      const age = Date.now() - (await stat(lock).catch(() => ({ mtimeMs: 0 }))).mtimeMs;
+      if (age > STALE_LOCK_MS) await rm(lock, { recursive: true, force: true });
+      else if (Date.now() > deadline) throw new Error(`the mirror lock ${lock} is held too long`);
+      else await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+  try {
+    return await work();
+  } finally {
+    await rm(lock, { recursive: true, force: true });
+  }
+}
+
+/** Runs git; throws an Error with its output when it fails. */
+export async function git(args: string[], cwd: string, env: Record<string, string>): Promise<void> {
+  const output = new OutputTail(8 * 1024);
+  const { exitCode } = await runProcess({
+    file: "git",
+    args,
+    cwd,
+    env,
+    signal: new AbortController().signal,
+    output,
+  });
+  if (exitCode !== 0) throw new Error(`git ${args[0]} exited with ${exitCode}: ${output.text()}`);
+}
