@@ -92,6 +92,8 @@ describe("runtime", () => {
       /^(no approval is waiting in this run|the run has already ended)/,
     );
     await waitFor(async () => (await store.getRun("race"))?.status === "succeeded");
+    // The evidence of a transition is written after its snapshot, off the transition's path.
+    await Promise.all([runtimeA.idle(), runtimeB.idle()]);
     const evidence = await store.listEvidence("race");
     expect(
       evidence.filter((record) => (record.entry as { kind: string }).kind === "approval.answered"),
