@@ -2,6 +2,7 @@ import type { DevBoxExecutor } from "../devbox/executor.js";
 import type { GitUpstream } from "../devbox/hub/git/git-service.js";
 import { DevBoxHub } from "../devbox/hub/hub.js";
 import { providerRequestLimit, providerUpstreams } from "../devbox/hub/provider-proxy.js";
+import { RunRepository } from "../store/run-repository.js";
 import type { Store } from "../store/store.js";
 import { gitPolicyOf } from "./devbox-git.js";
 import type { DevBoxPorts } from "./host.js";
@@ -57,10 +58,8 @@ export async function openDevBoxSide(
     },
   });
   await hub.listen();
-  const source = {
-    env,
-    repositoryOf: async (runId: string) => (await store.getRun(runId))?.repo ?? "",
-  };
+  const runs = new RunRepository(store);
+  const source = { env, repositoryOf: async (runId: string) => (await runs.repoOf(runId)) ?? "" };
   const close = async () => {
     await executor.stopAll?.();
     await hub.close();

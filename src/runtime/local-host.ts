@@ -12,7 +12,7 @@ import { openTelemetry } from "../telemetry/open-telemetry.js";
 import { judgeFromEnv } from "./judge.js";
 import { LocalDevBoxOwners } from "./local-devbox-owners.js";
 import type { DevBoxEventSink } from "./ports.js";
-import type { RunDocument } from "../store/run-repository.js";
+import { RunRepository, type RunDocument } from "../store/run-repository.js";
 import { isSettled, type Runtime } from "./runtime.js";
 
 /** How a local host is opened. */
@@ -202,6 +202,7 @@ async function localDevBoxes(
   const warm = { max: decodeSettings(options.env).devboxes.warmMax, source: localSource };
   const executor = new LocalExecutor({ stateDir: options.stateDir, env: options.env, warm });
   await executor.reap(await owners.orphans(await executor.knownDevBoxIds()));
+  const runs = new RunRepository(store);
   const side = {
     stateDir: options.stateDir,
     env: options.env,
@@ -210,7 +211,7 @@ async function localDevBoxes(
     onError: fail,
     // DevBoxes clone and push through the hub; accepted pushes land in the local repository.
     upstreamOf: async (runId: string) => ({
-      url: (await store.getRun(runId))?.repo ?? "",
+      url: (await runs.repoOf(runId)) ?? "",
       env: {},
     }),
   };

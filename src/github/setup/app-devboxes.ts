@@ -8,6 +8,7 @@ import { openDevBoxSide } from "../../runtime/devbox-side.js";
 import { splitDevBoxId } from "../../runtime/devbox-registry.js";
 import type { DevBoxPorts } from "../../runtime/host.js";
 import type { DevBoxEventSink, HostLog, SurfacesPort } from "../../runtime/ports.js";
+import { RunRepository } from "../../store/run-repository.js";
 import type { Store } from "../../store/store.js";
 import type { Installations } from "../client/installations.js";
 import { TokenScrubbingExecutor } from "./clone-source.js";
@@ -90,6 +91,8 @@ export async function appDevBoxes(
   });
   const { executor } = choice;
   if (executor instanceof TokenScrubbingExecutor) await executor.reap();
+  const runs = new RunRepository(store);
+  const upstream = repositoryUpstream(installations, options.cloneUrl);
   return openDevBoxSide(
     {
       stateDir: options.stateDir,
@@ -102,11 +105,7 @@ export async function appDevBoxes(
       // `github` in a devbox.network.allow list means the GHE host there.
       ...(env.GHE_HOST === undefined ? {} : { repositoryHost: env.GHE_HOST }),
       // DevBoxes clone and push through the hub, which alone holds the installation token.
-      upstreamOf: async (runId) =>
-        repositoryUpstream(
-          installations,
-          options.cloneUrl,
-        )((await store.getRun(runId))?.repo ?? ""),
+      upstreamOf: async (runId) => upstream((await runs.repoOf(runId)) ?? ""),
     },
     events,
   );

@@ -50,8 +50,8 @@ async function startDevBox(
   id: string,
   token: string,
 ): Promise<void> {
-  const { runId, hub, executor, store, source } = context;
-  const repo = (await store.getRun(runId))?.repo;
+  const { runId, hub, executor, runs, source } = context;
+  const repo = await runs.repoOf(runId);
   // Provider keys the hub holds stay with it: the DevBox gets placeholders and its proxy.
   const providerEnv = hub.providerEnv(id, effect.spec.secrets);
   const names = effect.spec.secrets.filter((name) => providerEnv[name] === undefined);
