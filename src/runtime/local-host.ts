@@ -199,8 +199,14 @@ async function localDevBoxes(
   owners: LocalDevBoxOwners,
 ): Promise<DevBoxPorts> {
   // The repository is a local path: warm DevBoxes clone it as it is, with no credentials.
-  const warm = { max: decodeSettings(options.env).devboxes.warmMax, source: localSource };
-  const executor = new LocalExecutor({ stateDir: options.stateDir, env: options.env, warm });
+  const { devboxes } = decodeSettings(options.env);
+  const warm = { max: devboxes.warmMax, source: localSource };
+  const executor = new LocalExecutor({
+    stateDir: options.stateDir,
+    env: options.env,
+    warm,
+    setupCacheMaxBytes: devboxes.setupCacheMaxMb * 1024 * 1024,
+  });
   await executor.reap(await owners.orphans(await executor.knownDevBoxIds()));
   const runs = new RunRepository(store);
   const side = {

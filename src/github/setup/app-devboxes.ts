@@ -23,6 +23,8 @@ export type ExecutorPort = (hooks: {
   onNotice: (devboxId: string, notice: string | undefined) => void;
 }) => Promise<ExecutorChoice>;
 
+const MIB = 1024 * 1024;
+
 /** The executor the environment chooses: local DevBoxes, or ECS tasks. */
 export function executorFromEnv(
   stateDir: string,
@@ -34,10 +36,16 @@ export function executorFromEnv(
     onError?: (error: unknown) => void;
   },
 ): ExecutorPort {
-  const max = decodeSettings(env).devboxes.warmMax;
-  const warm = warmFrom === undefined ? {} : { warm: { max, ...warmFrom } };
+  const { devboxes } = decodeSettings(env);
+  const warm = warmFrom === undefined ? {} : { warm: { max: devboxes.warmMax, ...warmFrom } };
   const local = () =>
-    new LocalExecutor({ stateDir, env, ...(cliPath === undefined ? {} : { cliPath }), ...warm });
+    new LocalExecutor({
+      stateDir,
+      env,
+      ...(cliPath === undefined ? {} : { cliPath }),
+      ...warm,
+      setupCacheMaxBytes: devboxes.setupCacheMaxMb * MIB,
+    });
   return ({ onLost, onNotice }) => chooseExecutor(env, local, onLost, onNotice);
 }
 
