@@ -5,6 +5,8 @@ import { providerRequestLimit, providerUpstreams } from "../devbox/hub/provider-
 import { RunRepository } from "../store/run-repository.js";
 import type { Store } from "../store/store.js";
 import { gitPolicyOf } from "./devbox-git.js";
+import { setupCacheStore } from "../devbox/hub/cache/store-from-settings.js";
+import { decodeSettings } from "../settings/index.js";
 import type { DevBoxPorts } from "./host.js";
 import type { DevBoxEventSink } from "./ports.js";
 
@@ -56,6 +58,8 @@ export async function openDevBoxSide(
       upstreamOf: options.upstreamOf,
       policyOf: gitPolicyOf(store),
     },
+    // ECS DevBoxes see no cache directory: the hub keeps their setup cache.
+    setupCache: setupCacheStore(options.stateDir, decodeSettings(env)),
   });
   await hub.listen();
   const runs = new RunRepository(store);
