@@ -68,6 +68,11 @@ export class S3CacheStore implements SetupCacheStore {
   }
 
   async put(scope: CacheScope, key: string, upload: EntryUpload): Promise<void> {
+    // A body that errors (too long, wrong checksum, cut off) would leave the upload waiting for
+    // bytes that never come: it is aborted, before its last bytes, so S3 makes no object.
+    const abort = new AbortController();
+    const onError = (error: Error) => abort.abort(error);
+    upload.body.once("error", onError);
     try {
       await this.#options.client.send(
         new PutObjectCommand({
@@ -78,13 +83,23 @@ export class S3CacheStore implements SetupCacheStore {
           ContentType: "application/x-tar",
           Metadata: { [SHA256_METADATA]: upload.sha256 },
         }),
+        { abortSignal: abort.signal },
       );
     } catch (error) {
-      // The body's own error (too long, wrong checksum) is the caller's to read.
+      // The body's own error is the caller's to read.
       if (upload.body.errored !== null) throw upload.body.errored;
       throw toCacheError(error, "PutObject") ?? error;
+    } finally {
+      upload.body.off("error", onError);
     }
   }
+}
+
+/** Where the setup cache's S3 client connects, and as whom (default: the SDK's chain). */
+export interface SetupCacheS3Options {
+  region?: string | undefined;
+  endpoint?: string | undefined;
+  credentials?: { accessKeyId: string; secretAccessKey: string };
 }
 
 /**
@@ -92,10 +107,12 @@ export class S3CacheStore implements SetupCacheStore {
  * addressed by path. Checksums are only computed where S3 requires them: the hub checks each
  * entry's sha256 itself, and a streamed body then goes out as it is, with its length.
  */
-export function setupCacheS3Client(region: string | undefined, endpoint?: string): S3Client {
+export function setupCacheS3Client(options: SetupCacheS3Options): S3Client {
+  const { region, endpoint, credentials } = options;
   return new S3Client({
     ...(region === undefined ? {} : { region }),
     ...(endpoint === undefined ? {} : { endpoint, forcePathStyle: true }),
+    ...(credentials === undefined ? {} : { credentials }),
     requestChecksumCalculation: "WHEN_REQUIRED",
     responseChecksumValidation: "WHEN_REQUIRED",
   });

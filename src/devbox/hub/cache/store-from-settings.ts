@@ -14,7 +14,10 @@ export function setupCacheStore(stateDir: string, settings: Settings): SetupCach
   const { devboxes, store } = settings;
   const maxEntryBytes = devboxes.setupCacheEntryMaxMb * MIB;
   if (devboxes.setupCacheBucket !== undefined) {
-    const client = setupCacheS3Client(store.awsRegion, devboxes.setupCacheS3Endpoint);
+    const client = setupCacheS3Client({
+      region: store.awsRegion,
+      endpoint: devboxes.setupCacheS3Endpoint,
+    });
     return new S3CacheStore({ client, bucket: devboxes.setupCacheBucket, maxEntryBytes });
   }
   return new DirectoryCacheStore({
