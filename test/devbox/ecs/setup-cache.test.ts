@@ -85,74 +85,86 @@ async function until<T>(what: string, check: () => T | undefined): Promise<T> {
   throw new Error(`timed out waiting for ${what}`);
 }
 
+/** The hub (keeping the cache in `store`, if any), the fake ECS and its tasks' processes. */
+async function openHarness(store: SetupCacheStore | undefined) {
+  const launcher = new LocalTaskLauncher(root, {});
+  const fake = new FakeEcs(launcher);
+  const endpoint = await fake.listen();
+  const events: DevBoxEvent[] = [];
+  const hub = new DevBoxHub({
+    onEvent: (event) => events.push(event),
+    lapseMs: 60_000,
+    ...(store === undefined ? {} : { setupCache: store }),
+    // DevBoxes clone through the hub, as on the app; the bare repository stands in for GitHub.
+    git: {
+      stateDir: join(root, "hub-state"),
+      upstreamOf: () => Promise.resolve({ url: join(root, "source.git"), env: {} }),
+      policyOf: () => Promise.resolve({ runBranch: RUN_BRANCH, allowWorkflowChanges: false }),
+    },
+  });
+  await hub.listen();
+  const executor = new EcsExecutor({
+    client: new ECSClient({
+      endpoint,
+      region: "eu-west-1",
+      credentials: { accessKeyId: "test", secretAccessKey: "test" },
+    }),
+    cluster: "devboxes",
+    capacityProvider: "devbox-asg",
+    executionRoleArn: "arn:aws:iam::123456789012:role/devbox-execution",
+    taskRoleArn: "arn:aws:iam::123456789012:role/devbox-task",
+    defaultImage: "devbox:test",
+    region: "eu-west-1",
+    secretArnPrefix: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:",
+    agentEnv: { CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200", CLUSTERCODE_DEVBOX_LAPSE_MS: "60000" },
+    pollIntervalMs: 60_000,
+  });
+  const logOf = (task: FakeTask) =>
+    readFileSync(join(launcher.dirs.get(task.taskArn)!, "agent.log"), "utf8");
+  /** Claims one DevBox of the run as the runtime does, waits for it to be ready, releases it. */
+  const claim = async (devboxId: string): Promise<FakeTask> => {
+    const { token } = hub.register({ devboxId, runId: "cache1" });
+    // What the runtime does at a claim: the scopes are its own record, never the DevBox's.
+    const repository = hub.gitUrl(devboxId, "acme/widgets");
+    hub.scopeSetupCache(devboxId, { repository, ...spec() });
+    await executor.start({
+      devboxId,
+      runId: "cache1",
+      apiUrl: hub.url,
+      token,
+      spec: spec(),
+      repository,
+    });
+    const task = [...fake.tasks.values()].at(-1)!;
+    const ready = await until(`${devboxId} to be ready`, () =>
+      events.find((event) => event.type === "devbox.ready" && event.devboxId === devboxId),
+    ).catch((error: unknown) => {
+      throw new Error(`${String(error)}; its log:\n${logOf(task)}`);
+    });
+    expect(ready, logOf(task)).toMatchObject({ ok: true });
+    hub.release(devboxId);
+    await executor.stop(devboxId);
+    return task;
+  };
+  const close = async () => {
+    executor.close();
+    await fake.close();
+    await hub.close();
+  };
+  return { claim, close, logOf, launcher };
+}
+
+const installs = () => readFileSync(join(root, "installs.log"), "utf8");
+
 describe.each(Object.entries(stores))("ECS DevBoxes' setup cache on %s", (_name, makeStore) => {
   it("saves after the first DevBox's setup; the second restores it and skips the install", async () => {
-    const launcher = new LocalTaskLauncher(root, {});
-    const fake = new FakeEcs(launcher);
-    const endpoint = await fake.listen();
-    const events: DevBoxEvent[] = [];
-    const hub = new DevBoxHub({
-      onEvent: (event) => events.push(event),
-      lapseMs: 60_000,
-      setupCache: await makeStore(),
-      // DevBoxes clone through the hub, as on the app; the bare repository stands in for GitHub.
-      git: {
-        stateDir: join(root, "hub-state"),
-        upstreamOf: () => Promise.resolve({ url: join(root, "source.git"), env: {} }),
-        policyOf: () => Promise.resolve({ runBranch: RUN_BRANCH, allowWorkflowChanges: false }),
-      },
-    });
-    await hub.listen();
-    const executor = new EcsExecutor({
-      client: new ECSClient({
-        endpoint,
-        region: "eu-west-1",
-        credentials: { accessKeyId: "test", secretAccessKey: "test" },
-      }),
-      cluster: "devboxes",
-      capacityProvider: "devbox-asg",
-      executionRoleArn: "arn:aws:iam::123456789012:role/devbox-execution",
-      taskRoleArn: "arn:aws:iam::123456789012:role/devbox-task",
-      defaultImage: "devbox:test",
-      region: "eu-west-1",
-      secretArnPrefix: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:",
-      agentEnv: { CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200", CLUSTERCODE_DEVBOX_LAPSE_MS: "60000" },
-      pollIntervalMs: 60_000,
-    });
-    /** Claims one DevBox of the run as the runtime does, waits for it to be ready, releases it. */
-    const claim = async (devboxId: string): Promise<FakeTask> => {
-      const { token } = hub.register({ devboxId, runId: "cache1" });
-      // What the runtime does at a claim: the scopes are its own record, never the DevBox's.
-      const repository = hub.gitUrl(devboxId, "acme/widgets");
-      hub.scopeSetupCache(devboxId, { repository, ...spec() });
-      await executor.start({
-        devboxId,
-        runId: "cache1",
-        apiUrl: hub.url,
-        token,
-        spec: spec(),
-        repository,
-      });
-      const task = [...fake.tasks.values()].at(-1)!;
-      const log = () => readFileSync(join(launcher.dirs.get(task.taskArn)!, "agent.log"), "utf8");
-      const ready = await until(`${devboxId} to be ready`, () =>
-        events.find((event) => event.type === "devbox.ready" && event.devboxId === devboxId),
-      ).catch((error: unknown) => {
-        throw new Error(`${String(error)}; its log:\n${log()}`);
-      });
-      expect(ready, log()).toMatchObject({ ok: true });
-      hub.release(devboxId);
-      await executor.stop(devboxId);
-      return task;
-    };
+    const { claim, close, logOf, launcher } = await openHarness(await makeStore());
     try {
       const first = await claim("cache1-d1");
       const second = await claim("cache1-d2");
-      const logOf = (task: FakeTask) =>
-        readFileSync(join(launcher.dirs.get(task.taskArn)!, "agent.log"), "utf8");
 
       // The install ran once, on the first DevBox; the second restored what it made.
-      expect(readFileSync(join(root, "installs.log"), "utf8")).toBe("ran\n");
+      expect(installs()).toBe("ran\n");
       expect(logOf(first)).toContain("setup cache: saved node_modules to the hub");
       expect(logOf(second)).toContain("setup cache: restored node_modules from the hub");
       const checkout = join(launcher.dirs.get(second.taskArn)!, "workspace");
@@ -170,9 +182,22 @@ describe.each(Object.entries(stores))("ECS DevBoxes' setup cache on %s", (_name,
         expect(existsSync(join(root, "state", "cache", "acme", "widgets"))).toBe(true);
       }
     } finally {
-      executor.close();
-      await fake.close();
-      await hub.close();
+      await close();
+    }
+  }, 120_000);
+});
+
+describe("ECS DevBoxes on a hub that keeps no setup cache", () => {
+  it("set up uncached, each of them, as before", async () => {
+    const { claim, close, logOf } = await openHarness(undefined);
+    try {
+      const first = await claim("cache1-d1");
+      await claim("cache1-d2");
+      expect(installs()).toBe("ran\nran\n");
+      expect(logOf(first)).toContain("setup cache: the hub keeps no setup cache");
+      expect(logOf(first)).not.toContain("saved node_modules");
+    } finally {
+      await close();
     }
   }, 120_000);
 });

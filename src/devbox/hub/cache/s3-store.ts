@@ -59,12 +59,13 @@ export class S3CacheStore implements SetupCacheStore {
     const body = answer.Body;
     if (!(body instanceof Readable))
       throw new DevBoxError("cache-unavailable", "GetObject: no body");
-    // An object without its checksum was not written by this store: no entry.
-    if (sha256 === undefined || !/^[0-9a-f]{64}$/.test(sha256)) {
+    // An object without its checksum or length was not written by this store: no entry.
+    const bytes = answer.ContentLength;
+    if (sha256 === undefined || !/^[0-9a-f]{64}$/.test(sha256) || bytes === undefined) {
       body.destroy();
       return undefined;
     }
-    return { sha256, bytes: answer.ContentLength ?? 0, body };
+    return { sha256, bytes, body };
   }
 
   async put(scope: CacheScope, key: string, upload: EntryUpload): Promise<void> {
