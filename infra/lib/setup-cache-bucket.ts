@@ -11,8 +11,9 @@ export const SETUP_CACHE_DAYS = 14;
  * `<owner>/<repo>/branch-<hash>/<key>`. DevBox tasks get no AWS permissions and reach only the
  * hub: the app reads and writes the bucket for them, and the hub decides which repository's
  * and branch's prefix a DevBox may read (its run branch and base branch) and write (its run
- * branch, during setup only; see `src/devbox/hub/cache/`). Entries expire after {@link SETUP_CACHE_DAYS} days: a cache, not
- * a store. Private, encrypted, TLS only. docs/warm-start.md has the design.
+ * branch, during setup only; see `src/devbox/hub/cache/`). Entries expire after
+ * {@link SETUP_CACHE_DAYS} days: a cache, not a store. Private, encrypted, TLS only.
+ * docs/warm-start.md has the design.
  */
 export function createSetupCacheBucket(scope: Construct, app: IGrantable): Bucket {
   const bucket = new Bucket(scope, "SetupCache", {
