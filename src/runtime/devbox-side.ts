@@ -5,8 +5,7 @@ import { providerRequestLimit, providerUpstreams } from "../devbox/hub/provider-
 import { RunRepository } from "../store/run-repository.js";
 import type { Store } from "../store/store.js";
 import { gitPolicyOf } from "./devbox-git.js";
-import { setupCacheStore } from "../devbox/hub/cache/store-from-settings.js";
-import { decodeSettings } from "../settings/index.js";
+import type { SetupCacheStore } from "../devbox/hub/cache/cache-store.js";
 import type { DevBoxPorts } from "./host.js";
 import type { DevBoxEventSink } from "./ports.js";
 
@@ -28,6 +27,8 @@ export interface DevBoxSideOptions {
   hubPort?: number;
   /** The host `github` means in a `devbox.network.allow` list (GitHub Enterprise). */
   repositoryHost?: string;
+  /** Where the hub keeps the setup cache of DevBoxes that see no cache directory (ECS). */
+  setupCache?: SetupCacheStore;
 }
 
 /**
@@ -59,7 +60,7 @@ export async function openDevBoxSide(
       policyOf: gitPolicyOf(store),
     },
     // ECS DevBoxes see no cache directory: the hub keeps their setup cache.
-    setupCache: setupCacheStore(options.stateDir, decodeSettings(env)),
+    ...(options.setupCache === undefined ? {} : { setupCache: options.setupCache }),
   });
   await hub.listen();
   const runs = new RunRepository(store);

@@ -3,6 +3,7 @@ import { LocalExecutor } from "../devbox/local/executor.js";
 import { decodeSettings } from "../settings/index.js";
 import type { Effect, RunDefinition, RunEvent, RunSnapshot } from "../engine/model.js";
 import { openStore } from "../store/embedded.js";
+import { setupCacheStore } from "../devbox/hub/cache/store-from-settings.js";
 import { StateDirHolder } from "../store/state-dir-holder.js";
 import type { Store } from "../store/store.js";
 import { faultInjection } from "./fault-injection.js";
@@ -199,7 +200,8 @@ async function localDevBoxes(
   owners: LocalDevBoxOwners,
 ): Promise<DevBoxPorts> {
   // The repository is a local path: warm DevBoxes clone it as it is, with no credentials.
-  const { devboxes } = decodeSettings(options.env);
+  const settings = decodeSettings(options.env);
+  const { devboxes } = settings;
   const warm = { max: devboxes.warmMax, source: localSource };
   const executor = new LocalExecutor({
     stateDir: options.stateDir,
@@ -215,6 +217,7 @@ async function localDevBoxes(
     store,
     executor,
     onError: fail,
+    setupCache: setupCacheStore(options.stateDir, settings),
     // DevBoxes clone and push through the hub; accepted pushes land in the local repository.
     upstreamOf: async (runId: string) => ({
       url: (await runs.repoOf(runId)) ?? "",

@@ -1,6 +1,7 @@
 import { installationTokenAuthEnv } from "../../devbox/hub/git/git-auth.js";
 import type { DevBoxEvent } from "../../devbox/hub/events.js";
 import { LocalExecutor } from "../../devbox/local/executor.js";
+import { setupCacheStore } from "../../devbox/hub/cache/store-from-settings.js";
 import type { WarmSource } from "../../devbox/local/warm-pool.js";
 import type { DefaultBranchMoves } from "../../devbox/local/branch-moves.js";
 import { decodeSettings } from "../../settings/index.js";
@@ -112,6 +113,8 @@ export async function appDevBoxes(
       hubPort: choice.hubPort,
       // `github` in a devbox.network.allow list means the GHE host there.
       ...(env.GHE_HOST === undefined ? {} : { repositoryHost: env.GHE_HOST }),
+      // ECS DevBoxes keep their setup cache through the hub: on this host, or in the bucket.
+      setupCache: setupCacheStore(options.stateDir, decodeSettings(env)),
       // DevBoxes clone and push through the hub, which alone holds the installation token.
       upstreamOf: async (runId) => upstream((await runs.repoOf(runId)) ?? ""),
     },
