@@ -19,7 +19,7 @@ import { AGENT_ENV } from "../protocol.js";
 import { mirrorPath } from "./mirror.js";
 import { evictSetupCache, prepareSetupCacheDirs } from "./setup-cache-dirs.js";
 import { WarmPool, type WarmSource } from "./warm-pool.js";
-import type { DefaultBranchMoves } from "./branch-moves.js";
+import type { DefaultBranchMoves } from "../branch-moves.js";
 import { devBoxPaths, type LocalDevBoxPaths } from "./devbox-paths.js";
 import { runWarmSetup } from "./warm-setup.js";
 

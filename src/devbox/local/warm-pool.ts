@@ -6,7 +6,7 @@ import type { StartRequest } from "../executor.js";
 import { OutputTail } from "../output-tail.js";
 import { runProcess } from "../process-runner.js";
 import { writeWarmMarker } from "../warm-marker.js";
-import { templateOf, warmKey, type WarmTemplate } from "./warm-key.js";
+import { templateOf, warmKey, type WarmTemplate } from "../warm-key.js";
 import type { LocalDevBoxPaths } from "./devbox-paths.js";
 import { isAlive } from "./process-info.js";
 import { nice } from "./warm-setup.js";

@@ -3,7 +3,7 @@ import type { DevBoxEvent } from "../../devbox/hub/events.js";
 import { LocalExecutor } from "../../devbox/local/executor.js";
 import { setupCacheStore } from "../../devbox/hub/cache/store-from-settings.js";
 import type { WarmSource } from "../../devbox/local/warm-pool.js";
-import type { DefaultBranchMoves } from "../../devbox/local/branch-moves.js";
+import type { DefaultBranchMoves } from "../../devbox/branch-moves.js";
 import { decodeSettings } from "../../settings/index.js";
 import { openDevBoxSide } from "../../runtime/devbox-side.js";
 import { splitDevBoxId } from "../../runtime/devbox-registry.js";

@@ -1,4 +1,4 @@
-import { DefaultBranchMoves } from "../../devbox/local/branch-moves.js";
+import { DefaultBranchMoves } from "../../devbox/branch-moves.js";
 import { DEVBOX_LEASE_MS } from "../../runtime/devbox-leases.js";
 import { Admission } from "../../runtime/admission.js";
 import { faultInjection } from "../../runtime/fault-injection.js";

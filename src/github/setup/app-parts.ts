@@ -1,4 +1,4 @@
-import type { DefaultBranchMoves } from "../../devbox/local/branch-moves.js";
+import type { DefaultBranchMoves } from "../../devbox/branch-moves.js";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { gitHostBaseUrl, repositoryCloneUrl } from "../../devbox/git-host.js";

@@ -20,7 +20,7 @@ import type { DevBoxSpec } from "../../../src/engine/commands.js";
 import type { DevBoxEvent } from "../../../src/devbox/hub/events.js";
 import { DevBoxHub } from "../../../src/devbox/hub/hub.js";
 import { LocalExecutor } from "../../../src/devbox/local/executor.js";
-import { DefaultBranchMoves } from "../../../src/devbox/local/branch-moves.js";
+import { DefaultBranchMoves } from "../../../src/devbox/branch-moves.js";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "clustercode-warm-test-")));
 const source = join(root, "source");

@@ -1,4 +1,4 @@
-import type { StartRequest } from "../executor.js";
+import type { StartRequest } from "./executor.js";
 
 /** What a pool of warm DevBoxes is made from: the repository, its default branch and the spec. */
 export interface WarmTemplate {
