@@ -16,6 +16,7 @@ const INTEGRATION = [
   "test/devbox/agent/parts.test.ts",
   "test/devbox/agent/secret-mask.test.ts",
   "test/devbox/hub/git-route.test.ts",
+  "test/devbox/hub/warm-identity.test.ts",
   "test/devbox/ecs/e2e.test.ts",
   "test/devbox/ecs/setup-cache.test.ts",
   "test/github/**/*.test.ts",

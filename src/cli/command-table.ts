@@ -251,12 +251,14 @@ ${DRIVE_OPTIONS}`,
     synopsis: "devbox",
     summary: "the DevBox agent (started by executors)",
     help: `Usage: clustercode devbox --api URL --devbox ID [--token-stdin]
+       clustercode devbox --api URL --warm ID --token-stdin
 
 The DevBox agent, started by executors inside a fresh clone; the token comes from
 CLUSTERCODE_DEVBOX_TOKEN, never from argv.
 
   --api URL            the hub's internal DevBox API
   --devbox ID          this DevBox's id
+  --warm ID            a warm ECS task's identity: set up, then wait for a claim
   --token-stdin        read the token from stdin instead (its first line)`,
     load: async () => (await import("./devbox-command.js")).default,
   },

@@ -1,9 +1,10 @@
 import { readAgentSettings } from "../devbox/agent/settings.js";
 import { runDevBoxAgent } from "../devbox/agent/agent.js";
 import { parseOptions, UsageError, type Command } from "./command.js";
+import { runWarmDevBox } from "./warm-devbox.js";
 
 const USAGE =
-  "usage: clustercode devbox --api URL --devbox ID [--token-stdin] (else token in CLUSTERCODE_DEVBOX_TOKEN)";
+  "usage: clustercode devbox --api URL (--devbox ID | --warm ID --token-stdin) [--token-stdin] (else token in CLUSTERCODE_DEVBOX_TOKEN)";
 
 /**
  * `clustercode devbox --api URL --devbox ID`: the DevBox agent, run by an executor inside a fresh
@@ -14,24 +15,31 @@ const devbox: Command = async (args, io) => {
   const { values, positionals } = parseOptions(args, {
     api: { type: "string" },
     devbox: { type: "string" },
+    warm: { type: "string" },
     "token-stdin": { type: "boolean" },
   });
-  if (values.api === undefined || values.devbox === undefined || positionals.length > 0) {
-    throw new UsageError(USAGE);
-  }
-  if (!URL.canParse(values.api)) throw new UsageError(`--api must be a URL, got "${values.api}"`);
+  const { api, devbox, warm } = values;
+  // A warm task has no DevBox yet: its identity is the warm one, its token read from stdin.
+  const oneIdentity = (devbox === undefined) !== (warm === undefined);
+  if (api === undefined || !oneIdentity || positionals.length > 0) throw new UsageError(USAGE);
+  if (warm !== undefined && values["token-stdin"] !== true) throw new UsageError(USAGE);
+  if (!URL.canParse(api)) throw new UsageError(`--api must be a URL, got "${api}"`);
+  const apiUrl = api.replace(/\/+$/, "");
   const token = values["token-stdin"] === true ? await readToken(process.stdin) : undefined;
-  const settings = readAgentSettings(io.settings, token);
-  if (!settings.ok) throw new UsageError(settings.message);
-
   const terminate = new AbortController();
   const onSignal = () => terminate.abort();
   process.once("SIGTERM", onSignal);
   process.once("SIGINT", onSignal);
   try {
+    if (warm !== undefined) {
+      if (token === undefined || token === "") throw new UsageError("the warm token is empty");
+      return await runWarmDevBox(io, { apiUrl, warmId: warm, token, signal: terminate.signal });
+    }
+    const settings = readAgentSettings(io.settings, token);
+    if (!settings.ok) throw new UsageError(settings.message);
     return await runDevBoxAgent({
-      apiUrl: values.api.replace(/\/+$/, ""),
-      devboxId: values.devbox,
+      apiUrl,
+      devboxId: devbox as string,
       cwd: io.cwd,
       env: io.env,
       settings: settings.settings,

@@ -31,11 +31,15 @@ import {
   type EgressGrant,
   type EgressOptions,
 } from "./egress-proxy.js";
-import { HubGit, type HubGitOptions } from "./git/git-service.js";
+import { HubGit, type GitUpstream, type HubGitOptions } from "./git/git-service.js";
 import { hubRoutes } from "./routes.js";
 import { serveSetupCache, type DevBoxCacheScope } from "./cache/cache-route.js";
 import type { SetupCacheStore } from "./cache/cache-store.js";
 import { commandRequestSchema, describeIssues } from "../protocol.js";
+import type { WarmIdentities } from "../warm-protocol.js";
+import { WarmDesk } from "./warm/warm-desk.js";
+import { WarmGit } from "./warm/warm-git.js";
+import { isWarmRoute, serveWarm } from "./warm/warm-routes.js";
 
 /** How a {@link DevBoxHub} is set up. */
 export interface DevBoxHubOptions {
@@ -75,6 +79,12 @@ export interface DevBoxHubOptions {
    * see `serveSetupCache`). Without it the cache route answers 404 and they cache nothing.
    */
   setupCache?: SetupCacheStore;
+  /**
+   * Warm ECS tasks (see warm-protocol.ts): single-use identities that fetch a repository's
+   * default branch from `upstreamOf(repo)`, read-only, and wait for their claim. Without it
+   * the warm routes answer 401.
+   */
+  warm?: { stateDir: string; upstreamOf: (repo: string) => Promise<GitUpstream> };
 }
 
 /** `/internal/devboxes/<id>/providers/<name><rest>`: a DevBox's request to a model provider. */
@@ -109,6 +119,8 @@ export class DevBoxHub {
   readonly #git: HubGit | undefined;
   /** The secret values of each DevBox's run, for the push threat check; never sent anywhere. */
   readonly #secretValues = new Map<string, readonly string[]>();
+  readonly #warm = new WarmDesk(() => this.url);
+  readonly #warmGit: WarmGit | undefined;
   #timer: NodeJS.Timeout | undefined;
   #url: string | undefined;
 
@@ -133,31 +145,9 @@ export class DevBoxHub {
     // Hono's Request and Response stay out of the process's globals, which the app shares.
     const listener = getRequestListener(routes.fetch, { overrideGlobalObjects: false });
     this.#git = options.git === undefined ? undefined : new HubGit(options.git);
-    this.#server = createServer((request, response) => {
-      if (/^http:\/\//i.test(request.url ?? "")) {
-        void serveForward(request, response, {
-          authenticate: (devboxId, token) => this.#egressGrant(devboxId, token),
-          options: options.egress ?? {},
-        }).catch((error: unknown) => {
-          this.#reportError(error);
-          response.destroy();
-        });
-        return;
-      }
-      const git = GIT_PATH.exec(request.url ?? "");
-      if (git !== null) return this.#streamed(response, this.#serveGit(request, response, git));
-      const cache = CACHE_PATH.exec(request.url ?? "");
-      if (cache !== null) {
-        return this.#streamed(response, this.#serveCache(request, response, cache));
-      }
-      const provider = PROVIDER_PATH.exec(request.url ?? "");
-      if (provider === null) void listener(request, response);
-      else
-        void this.#proxy(request, response, provider).catch((error: unknown) => {
-          this.#reportError(error);
-          response.destroy();
-        });
-    });
+    const { warm } = options;
+    this.#warmGit = warm === undefined ? undefined : new WarmGit(warm.stateDir, warm.upstreamOf);
+    this.#server = createServer((request, response) => this.#serve(request, response, listener));
     this.#server.on("connect", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
       void serveConnect(request, socket, head, {
         authenticate: (devboxId, token) => this.#egressGrant(devboxId, token),
@@ -167,6 +157,40 @@ export class DevBoxHub {
         socket.destroy();
       });
     });
+  }
+
+  /** Routes one request: warm tasks, egress forwarding, git, provider proxying, the API. */
+  #serve(
+    request: IncomingMessage,
+    response: ServerResponse,
+    listener: (request: IncomingMessage, response: ServerResponse) => Promise<void>,
+  ): void {
+    if (isWarmRoute(request.url ?? "")) {
+      return this.#streamed(response, serveWarm(request, response, this.#warm, this.#warmGit));
+    }
+    if (/^http:\/\//i.test(request.url ?? "")) {
+      void serveForward(request, response, {
+        authenticate: (devboxId, token) => this.#egressGrant(devboxId, token),
+        options: this.#options.egress ?? {},
+      }).catch((error: unknown) => {
+        this.#reportError(error);
+        response.destroy();
+      });
+      return;
+    }
+    const git = GIT_PATH.exec(request.url ?? "");
+    if (git !== null) return this.#streamed(response, this.#serveGit(request, response, git));
+    const cache = CACHE_PATH.exec(request.url ?? "");
+    if (cache !== null) {
+      return this.#streamed(response, this.#serveCache(request, response, cache));
+    }
+    const provider = PROVIDER_PATH.exec(request.url ?? "");
+    if (provider === null) void listener(request, response);
+    else
+      void this.#proxy(request, response, provider).catch((error: unknown) => {
+        this.#reportError(error);
+        response.destroy();
+      });
   }
 
   /**
@@ -233,6 +257,7 @@ export class DevBoxHub {
     this.#timer = undefined;
     this.#url = undefined;
     for (const record of this.#devboxes.values()) wake(record);
+    this.#warm.close();
     if (!this.#server.listening) return;
     const closed = new Promise<void>((resolve, reject) =>
       this.#server.close((error) => (error === undefined ? resolve() : reject(error))),
@@ -304,6 +329,11 @@ export class DevBoxHub {
       ? repo.replace(/\.git$/, "")
       : "local/repository";
     return `${this.url}/internal/devboxes/${encodeURIComponent(devboxId)}/git/${name}.git`;
+  }
+
+  /** The warm identities of warm ECS tasks; undefined without {@link DevBoxHubOptions.warm}. */
+  get warmIdentities(): WarmIdentities | undefined {
+    return this.#warmGit === undefined ? undefined : this.#warm;
   }
 
   /** Whether this hub serves git (see {@link DevBoxHubOptions.git}). */
