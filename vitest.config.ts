@@ -19,6 +19,7 @@ const INTEGRATION = [
   "test/devbox/hub/warm-identity.test.ts",
   "test/devbox/ecs/e2e.test.ts",
   "test/devbox/ecs/setup-cache.test.ts",
+  "test/devbox/ecs/warm.test.ts",
   "test/github/**/*.test.ts",
   "test/cli/**/*.test.ts",
   "test/runtime/judge-command.test.ts",

@@ -8,9 +8,17 @@ import { gitPolicyOf } from "./devbox-git.js";
 import type { SetupCacheStore } from "../devbox/hub/cache/cache-store.js";
 import type { DevBoxPorts } from "./host.js";
 import type { DevBoxEventSink } from "./ports.js";
+import type { WarmIdentities } from "../devbox/warm-protocol.js";
 
-/** An executor that can stop every DevBox it started (on close). */
-export type ClosableExecutor = DevBoxExecutor & { stopAll?: () => Promise<void> };
+/**
+ * An executor that can stop every DevBox it started (on close), and one that keeps warm tasks
+ * with the hub's warm identities (ECS) and stops them on close.
+ */
+export type ClosableExecutor = DevBoxExecutor & {
+  stopAll?: () => Promise<void>;
+  attachWarm?: (identities: WarmIdentities, hubUrl: string) => Promise<string[]>;
+  stopWarm?: () => Promise<void>;
+};
 
 /** What the DevBox side of a host is built from: the app and the CLI differ only in these. */
 export interface DevBoxSideOptions {
@@ -21,6 +29,11 @@ export interface DevBoxSideOptions {
   executor: ClosableExecutor;
   /** Where a run's repository is, with the credentials only the hub adds. */
   upstreamOf: (runId: string) => Promise<GitUpstream>;
+  /**
+   * Where a repository (`owner/name`) is, for warm ECS tasks to fetch its default branch from
+   * the hub before any run claims them; without it no task is kept warm.
+   */
+  repoUpstreamOf?: (repo: string) => Promise<GitUpstream>;
   onError: (error: unknown) => void;
   /** Where the hub listens (an address DevBoxes reach); default 127.0.0.1 on any port. */
   hubHost?: string;
@@ -61,12 +74,21 @@ export async function openDevBoxSide(
     },
     // ECS DevBoxes see no cache directory: the hub keeps their setup cache.
     ...(options.setupCache === undefined ? {} : { setupCache: options.setupCache }),
+    ...(options.repoUpstreamOf === undefined
+      ? {}
+      : { warm: { stateDir: options.stateDir, upstreamOf: options.repoUpstreamOf } }),
   });
   await hub.listen();
+  const identities = hub.warmIdentities;
+  // Warm tasks need the hub's address and identities: the executor was made before the hub.
+  if (identities !== undefined && executor.attachWarm !== undefined) {
+    executor.attachWarm(identities, hub.url).catch(options.onError);
+  }
   const runs = new RunRepository(store);
   const source = { env, repositoryOf: async (runId: string) => (await runs.repoOf(runId)) ?? "" };
   const close = async () => {
     await executor.stopAll?.();
+    await executor.stopWarm?.();
     await hub.close();
   };
   return { hub, executor, source, close };

@@ -29,7 +29,7 @@ export const ECS_ENV = {
 /** What the runtime may be told by the executor (see {@link EcsExecutorOptions}). */
 export type EcsCallbacks = Pick<
   EcsExecutorOptions,
-  "onStatus" | "onLost" | "pollIntervalMs" | "placement"
+  "onStatus" | "onLost" | "pollIntervalMs" | "placement" | "warm"
 >;
 
 const ROLE_ARN = /^arn:(aws[a-z-]*):iam::(\d{12}):role\/[\w+=,.@/-]+$/;

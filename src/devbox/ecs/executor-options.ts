@@ -1,5 +1,6 @@
 import type { ECSClient } from "@aws-sdk/client-ecs";
 import type { EcsStatus } from "./status.js";
+import type { EcsWarmOptions } from "./warm-tasks.js";
 import type { RepositoryRef, TaskDefinitionSettings } from "./task-definitions.js";
 
 /**
@@ -24,6 +25,8 @@ export interface EcsExecutorOptions extends Omit<TaskDefinitionSettings, "networ
   gitHost?: URL;
   /** The GitHub repository of a StartRequest's `repository`; default `githubRepositoryOf`. */
   repositoryOf?: (repository: string) => RepositoryRef | undefined;
+  /** Warm tasks (`devbox.warm`), once the hub's warm identities are attached; default none. */
+  warm?: EcsWarmOptions;
   /** Told what each DevBox's task is doing: placed, waiting for capacity, stopped. */
   onStatus?: (status: EcsStatus) => void;
   /** Told when a started task stopped without being asked to (spot, crash, failed start). */

@@ -7,10 +7,16 @@ import {
 import { toEcsError } from "./error.js";
 import type { EcsExecutorOptions } from "./executor-options.js";
 import { githubRepositoryOf, startedByOf } from "./names.js";
-import { runTaskInput } from "./run-task.js";
+import { runTaskInput, taskEnvironment, warmRunTaskInput } from "./run-task.js";
 import { TaskDefinitionCache, taskDefinitionInput } from "./task-definitions.js";
+import { stopOrphanWarmTasks } from "./warm-orphans.js";
+import { EcsWarmTasks } from "./warm-tasks.js";
 import { SingleFlight } from "../single-flight.js";
 import type { DevBoxExecutor, StartRequest } from "../executor.js";
+import type { DevBoxSpec } from "../../engine/commands.js";
+import { AGENT_ENV } from "../protocol.js";
+import type { WarmTemplate } from "../warm-key.js";
+import type { WarmClaim, WarmIdentities, WarmIdentity } from "../warm-protocol.js";
 
 export type { EcsExecutorOptions } from "./executor-options.js";
 
@@ -35,6 +41,7 @@ export class EcsExecutor implements DevBoxExecutor {
   readonly #starting = new SingleFlight();
   #poller: NodeJS.Timeout | undefined;
   #polling = false;
+  #warm: EcsWarmTasks | undefined;
 
   constructor(options: EcsExecutorOptions) {
     this.#options = options;
@@ -54,19 +61,77 @@ export class EcsExecutor implements DevBoxExecutor {
     try {
       const existing = await this.#findTask(request.devboxId);
       if (existing !== undefined) return this.#placed(request.devboxId, tracked, existing);
-      const networkMode = this.#options.subnets === undefined ? "bridge" : "awsvpc";
-      const repository = (this.#options.repositoryOf ?? githubRepositoryOf)(request.repository);
-      const definition = taskDefinitionInput(request.spec, repository, {
-        ...this.#options,
-        networkMode,
-      });
-      const taskDefinition = await this.#definitions.ensure(definition);
+      // A warm task of this spec, ready, becomes this DevBox: no RunTask, no clone, no setup.
+      const warm = await this.#warm?.take(request, () => this.#claimOf(request));
+      if (warm !== undefined) return this.#placed(request.devboxId, tracked, warm);
+      const taskDefinition = await this.#taskDefinition(request.spec, request.repository);
       await this.#attempt(request, tracked, taskDefinition, 0);
     } catch (error) {
       // A start that failed leaves nothing behind, so that asking again tries again.
       if (this.#devboxes.get(request.devboxId) === tracked) this.#devboxes.delete(request.devboxId);
       throw error;
     }
+  }
+
+  /** The ARN of the task definition of `spec` for `repository` (registered on first use). */
+  #taskDefinition(spec: DevBoxSpec, repository: string): Promise<string> {
+    const networkMode = this.#options.subnets === undefined ? "bridge" : "awsvpc";
+    const repositoryRef = (this.#options.repositoryOf ?? githubRepositoryOf)(repository);
+    const definition = taskDefinitionInput(spec, repositoryRef, { ...this.#options, networkMode });
+    return this.#definitions.ensure(definition);
+  }
+
+  /** What a warm task is handed for `request`: what a cold task's RunTask would carry. */
+  #claimOf(request: StartRequest): WarmClaim {
+    const env = taskEnvironment(this.#options, request);
+    delete env[AGENT_ENV.token];
+    return { devboxId: request.devboxId, token: request.token, env };
+  }
+
+  /**
+   * Starts keeping warm tasks (`options.warm`), their identities issued by the hub at `hubUrl`,
+   * after stopping the warm tasks whose hub is gone (see warm-orphans.ts). Resolves to the ARNs
+   * of those it stopped.
+   */
+  async attachWarm(identities: WarmIdentities, hubUrl: string): Promise<string[]> {
+    const warm = this.#options.warm;
+    if (warm === undefined || warm.max === 0 || this.#warm !== undefined) return [];
+    const port = {
+      run: (spec: DevBoxSpec, template: WarmTemplate, identity: WarmIdentity) =>
+        this.#runWarm(spec, template, identity),
+      stop: (taskArn: string, reason: string) => this.#stopTask(taskArn, reason),
+    };
+    this.#warm = new EcsWarmTasks(warm, port, identities);
+    return stopOrphanWarmTasks(this.#options.client, this.#options.cluster, hubUrl);
+  }
+
+  /** The warm tasks, once attached (tests and benchmarks). */
+  get warm(): EcsWarmTasks | undefined {
+    return this.#warm;
+  }
+
+  /** Stops every warm task; the DevBoxes' own tasks are left to their runs. */
+  async stopWarm(): Promise<void> {
+    await this.#warm?.close();
+  }
+
+  /** RunTask of one warm task; its ARN, or undefined when ECS placed none. */
+  async #runWarm(
+    spec: DevBoxSpec,
+    template: WarmTemplate,
+    identity: WarmIdentity,
+  ): Promise<string | undefined> {
+    // No secrets: a warm task holds nothing of any run (a spec with secrets is never warm).
+    const taskDefinition = await this.#taskDefinition({ ...spec, secrets: [] }, template.repo);
+    const input = warmRunTaskInput(this.#options, taskDefinition, { ...template, identity });
+    const answer = await this.#options.client
+      .send(new RunTaskCommand(input))
+      .catch((error: unknown) => {
+        throw toEcsError(error, "RunTask");
+      });
+    const arn = answer.tasks?.[0]?.taskArn;
+    if (arn !== undefined) this.#watch();
+    return arn;
   }
 
   /** One RunTask; on placement failures, schedules the next attempt or gives up. */
@@ -162,7 +227,7 @@ export class EcsExecutor implements DevBoxExecutor {
         if (tracked.taskArn !== undefined && !tracked.stopping)
           byArn.set(tracked.taskArn, devboxId);
       }
-      const arns = [...byArn.keys()];
+      const arns = [...byArn.keys(), ...(this.#warm?.taskArns ?? [])];
       for (let at = 0; at < arns.length; at += 100) {
         const batch = arns.slice(at, at + 100);
         const answer = await this.#options.client
@@ -172,17 +237,22 @@ export class EcsExecutor implements DevBoxExecutor {
           });
         for (const task of answer.tasks ?? []) {
           if (task.lastStatus !== "STOPPED" || task.taskArn === undefined) continue;
+          if (!byArn.has(task.taskArn)) this.#warm?.stopped(task.taskArn);
           const why = [task.stopCode, task.stoppedReason].filter(Boolean).join(": ");
           this.#lost(byArn.get(task.taskArn), task.taskArn, why || "the task stopped");
         }
         for (const failure of answer.failures ?? []) {
           if (failure.arn === undefined || failure.reason !== "MISSING") continue;
+          if (!byArn.has(failure.arn)) this.#warm?.stopped(failure.arn);
           this.#lost(byArn.get(failure.arn), failure.arn, "the task is gone (MISSING)");
         }
       }
     } finally {
       this.#polling = false;
-      if (![...this.#devboxes.values()].some((tracked) => tracked.taskArn !== undefined)) {
+      const watching = [...this.#devboxes.values()].some(
+        (tracked) => tracked.taskArn !== undefined,
+      );
+      if (!watching && (this.#warm?.taskArns.length ?? 0) === 0) {
         clearInterval(this.#poller);
         this.#poller = undefined;
       }

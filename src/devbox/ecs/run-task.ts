@@ -4,6 +4,8 @@ import { clientTokenOf, cloneUrlOf, startedByOf, tagValueOf } from "./names.js";
 import { DEVBOX_CONTAINER } from "./task-definitions.js";
 import type { StartRequest } from "../executor.js";
 import { AGENT_ENV } from "../protocol.js";
+import { WARM_ENV, type WarmIdentity } from "../warm-protocol.js";
+import { WARM_HUB_TAG, WARM_STARTED_BY } from "./warm-orphans.js";
 
 /** Environment variables the DevBox image's entrypoint reads besides the agent's own. */
 export const ENTRYPOINT_ENV = {
@@ -27,10 +29,34 @@ export function runTaskInput(
   taskDefinition: string,
   attempt: number,
 ): RunTaskCommandInput {
+  const { devboxId, runId } = request;
+  const environment = Object.entries(taskEnvironment(options, request)).map(([name, value]) => ({
+    name,
+    value,
+  }));
+  return {
+    ...placement(options, taskDefinition, environment),
+    clientToken: clientTokenOf(devboxId, attempt),
+    startedBy: startedByOf(devboxId),
+    tags: [
+      { key: "clustercode:run", value: tagValueOf(runId) },
+      { key: "clustercode:devbox", value: tagValueOf(devboxId) },
+    ],
+  };
+}
+
+/**
+ * The container environment of a DevBox's task: what its agent needs, and the entrypoint's
+ * variables. A warm task's claim hands over the same (see warm-tasks.ts).
+ */
+export function taskEnvironment(
+  options: EcsExecutorOptions,
+  request: StartRequest,
+): Record<string, string> {
   const { devboxId, runId, spec } = request;
   // Only what the agent needs; secrets come from the task definition, never from here (provider
   // keys the hub holds not at all: the DevBox gets a placeholder and the hub's proxy).
-  const environment: KeyValuePair[] = Object.entries({
+  return {
     ...options.agentEnv,
     ...request.providerEnv,
     [AGENT_ENV.runId]: runId,
@@ -56,7 +82,18 @@ export function runTaskInput(
     [ENTRYPOINT_ENV.repository]: cloneUrlOf(request.repository, options.gitHost),
     // A clone from the hub's git route: the agent fetches and pushes there with its hub token.
     ...(request.repository.includes("/internal/devboxes/") ? { [AGENT_ENV.gitViaHub]: "1" } : {}),
-  }).map(([name, value]) => ({ name, value }));
+  };
+}
+
+/**
+ * What every DevBox task's RunTask has: the capacity provider, the placement, the network and
+ * the container's environment.
+ */
+export function placement(
+  options: EcsExecutorOptions,
+  taskDefinition: string,
+  environment: KeyValuePair[],
+): RunTaskCommandInput {
   const { subnets, securityGroups } = options;
   return {
     cluster: options.cluster,
@@ -66,12 +103,6 @@ export function runTaskInput(
     // Fill the instances already up (their image cache warm) before another is started, and
     // leave the idle ones empty for managed scaling to take away.
     placementStrategy: [{ type: "binpack", field: "memory" }],
-    clientToken: clientTokenOf(devboxId, attempt),
-    startedBy: startedByOf(devboxId),
-    tags: [
-      { key: "clustercode:run", value: tagValueOf(runId) },
-      { key: "clustercode:devbox", value: tagValueOf(devboxId) },
-    ],
     enableECSManagedTags: true,
     overrides: { containerOverrides: [{ name: DEVBOX_CONTAINER, environment }] },
     ...(subnets === undefined
@@ -85,5 +116,38 @@ export function runTaskInput(
             },
           },
         }),
+  };
+}
+
+/**
+ * The RunTask request of a warm task: the DevBox's placement and task definition (without
+ * secrets), no DevBox token, only its single-use warm identity, the clone URL of the hub's
+ * read-only route for the default branch, and the setup to run while it waits.
+ */
+export function warmRunTaskInput(
+  options: EcsExecutorOptions,
+  taskDefinition: string,
+  warm: { repo: string; branch: string; setup: readonly string[]; identity: WarmIdentity },
+): RunTaskCommandInput {
+  const { identity } = warm;
+  const environment = Object.entries({
+    ...options.agentEnv,
+    [ENTRYPOINT_ENV.apiUrl]: identity.apiUrl,
+    [ENTRYPOINT_ENV.repository]: identity.gitUrl,
+    [WARM_ENV.warmId]: identity.warmId,
+    [WARM_ENV.token]: identity.token,
+    [WARM_ENV.branch]: warm.branch,
+    [AGENT_ENV.setup]: JSON.stringify(warm.setup),
+  }).map(([name, value]) => ({ name, value }));
+  return {
+    ...placement(options, taskDefinition, environment),
+    clientToken: identity.warmId,
+    // One `startedBy` for every warm task: ListTasks finds them all (see warm-orphans.ts).
+    startedBy: WARM_STARTED_BY,
+    tags: [
+      { key: "clustercode:warm", value: tagValueOf(identity.warmId) },
+      { key: WARM_HUB_TAG, value: tagValueOf(identity.apiUrl) },
+      { key: "clustercode:repository", value: tagValueOf(warm.repo) },
+    ],
   };
 }

@@ -47,7 +47,15 @@ export function executorFromEnv(
       ...warm,
       setupCacheMaxBytes: devboxes.setupCacheMaxMb * MIB,
     });
-  return ({ onLost, onNotice }) => chooseExecutor(env, local, onLost, onNotice);
+  const ecsWarm =
+    warmFrom === undefined
+      ? undefined
+      : {
+          max: devboxes.warmMax,
+          moves: warmFrom.moves,
+          ...(warmFrom.onError === undefined ? {} : { onError: warmFrom.onError }),
+        };
+  return ({ onLost, onNotice }) => chooseExecutor(env, local, onLost, onNotice, ecsWarm);
 }
 
 /**
@@ -115,6 +123,8 @@ export async function appDevBoxes(
       ...(env.GHE_HOST === undefined ? {} : { repositoryHost: env.GHE_HOST }),
       // ECS DevBoxes keep their setup cache through the hub: on this host, or in the bucket.
       setupCache: setupCacheStore(options.stateDir, decodeSettings(env)),
+      // Warm ECS tasks fetch default branches through the hub, which alone holds the token.
+      repoUpstreamOf: upstream,
       // DevBoxes clone and push through the hub, which alone holds the installation token.
       upstreamOf: async (runId) => upstream((await runs.repoOf(runId)) ?? ""),
     },

@@ -1,13 +1,14 @@
 import type { EcsStatus } from "../../devbox/ecs/status.js";
 import { taskPrivateAddress } from "../../devbox/ecs/task-address.js";
 import type { DevBoxEvent } from "../../devbox/hub/events.js";
-import type { DevBoxExecutor } from "../../devbox/executor.js";
 import type { LocalExecutor } from "../../devbox/local/executor.js";
+import type { EcsWarmOptions } from "../../devbox/ecs/warm-tasks.js";
+import type { ClosableExecutor } from "../../runtime/devbox-side.js";
 import { TokenScrubbingExecutor } from "./clone-source.js";
 
 /** The DevBox executor of the app and how DevBoxes reach it. */
 export interface ExecutorChoice {
-  executor: DevBoxExecutor & { stopAll?: () => Promise<void> };
+  executor: ClosableExecutor;
   /** Where the hub listens (an address DevBoxes can reach) and on which port. */
   hubHost: string;
   hubPort: number;
@@ -26,6 +27,7 @@ export async function chooseExecutor(
   local: () => LocalExecutor,
   onLost: (event: DevBoxEvent) => void,
   onNotice: (devboxId: string, notice: string | undefined) => void = () => {},
+  warm?: EcsWarmOptions,
 ): Promise<ExecutorChoice> {
   if (env.CLUSTERCODE_EXECUTOR !== "ecs") {
     return {
@@ -43,6 +45,8 @@ export async function chooseExecutor(
     // The engine reads "lost" the same whatever the cause; the hub's reasons are the narrower type.
     onLost: (devboxId, reason) =>
       onLost({ type: "devbox.lost", devboxId, reason: reason as "never-connected" }),
+    // Warm tasks (`devbox.warm`), bounded by CLUSTERCODE_WARM_MAX as local ones are.
+    ...(warm === undefined ? {} : { warm }),
   });
   const hubHost = env.CLUSTERCODE_INTERNAL_HOST ?? (await taskPrivateAddress(env));
   if (hubHost === undefined) {
