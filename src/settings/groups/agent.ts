@@ -84,5 +84,21 @@ export const agent = {
       description: "ECS images: the URL to clone (the hub's git route), read by the entrypoint.",
       readers: AGENT,
     }),
+    warmId: optional("CLUSTERCODE_WARM_ID", text(), {
+      description:
+        "ECS images, warm tasks only: the task's single-use warm identity (no DevBox yet), read by the entrypoint.",
+      readers: AGENT,
+    }),
+    warmToken: optional("CLUSTERCODE_WARM_TOKEN", text(), {
+      description:
+        "ECS images, warm tasks only: the warm identity's token, handed to the agent on stdin by the entrypoint.",
+      readers: AGENT,
+      secret: true,
+    }),
+    warmBranch: optional("CLUSTERCODE_WARM_BRANCH", text(), {
+      description:
+        "ECS images, warm tasks only: the default branch the entrypoint clones before any claim.",
+      readers: AGENT,
+    }),
   },
 } satisfies SettingGroup;

@@ -78,7 +78,7 @@ export const devboxes = {
     }),
     warmMax: withDefault("CLUSTERCODE_WARM_MAX", whole(0, 64), 2, {
       description:
-        "How many warm DevBoxes (`devbox.warm`) this host keeps at most, over every repository: each is capacity paid for while it waits. `0` turns warm DevBoxes off.",
+        "How many warm DevBoxes (`devbox.warm`) this host keeps at most, over every repository (with `ecs`: warm tasks per app replica): each is capacity paid for while it waits. `0` turns warm DevBoxes off.",
       readers: ["app", "cli"],
     }),
     ecsMetadataUri: optional("ECS_CONTAINER_METADATA_URI_V4", text(), {
