@@ -101,8 +101,12 @@ export class EcsExecutor implements DevBoxExecutor {
         this.#runWarm(spec, template, identity),
       stop: (taskArn: string, reason: string) => this.#stopTask(taskArn, reason),
     };
-    this.#warm = new EcsWarmTasks(warm, port, identities);
-    return stopOrphanWarmTasks(this.#options.client, this.#options.cluster, hubUrl);
+    // The sweep first: it would take this executor's own new warm tasks for a dead process's.
+    try {
+      return await stopOrphanWarmTasks(this.#options.client, this.#options.cluster, hubUrl);
+    } finally {
+      this.#warm ??= new EcsWarmTasks(warm, port, identities);
+    }
   }
 
   /** The warm tasks, once attached (tests and benchmarks). */

@@ -119,7 +119,7 @@ export class DevBoxHub {
   readonly #git: HubGit | undefined;
   /** The secret values of each DevBox's run, for the push threat check; never sent anywhere. */
   readonly #secretValues = new Map<string, readonly string[]>();
-  readonly #warm = new WarmDesk(() => this.url);
+  readonly #warm: WarmDesk;
   readonly #warmGit: WarmGit | undefined;
   #timer: NodeJS.Timeout | undefined;
   #url: string | undefined;
@@ -129,6 +129,7 @@ export class DevBoxHub {
     this.#now = options.now ?? Date.now;
     this.#lapseMs = options.lapseMs ?? 15_000;
     this.#startTimeoutMs = options.startTimeoutMs ?? 600_000;
+    this.#warm = new WarmDesk(() => this.url, this.#now);
     const routes = hubRoutes({
       authenticate: (devboxId, header) => this.#authenticate(devboxId, header),
       onEvent: (event) => this.#options.onEvent(event),

@@ -89,7 +89,7 @@ const warmTasks = () => [...fake.tasks.values()].filter((t) => t.startedBy === W
 const running = (tasks: FakeTask[]) => tasks.filter((task) => task.lastStatus === "RUNNING");
 
 /** Plays a warm task's agent: reports ready; `poll` then waits for its claim. */
-async function playReady(task: FakeTask) {
+async function playReady(task: FakeTask, wait = 20) {
   const { CLUSTERCODE_WARM_ID: warmId = "", CLUSTERCODE_WARM_TOKEN: token = "" } = task.environment;
   const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
   const response = await fetch(`${hub.url}${warmRoute(warmId, "ready")}`, {
@@ -100,8 +100,13 @@ async function playReady(task: FakeTask) {
   expect(response.status).toBe(200);
   return {
     poll: async () =>
-      (await fetch(`${hub.url}${warmRoute(warmId, "claim")}?wait=20`, { headers })).json(),
+      (await fetch(`${hub.url}${warmRoute(warmId, "claim")}?wait=${wait}`, { headers })).json(),
   };
+}
+
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 2000 && !check(); i++) await new Promise((done) => setTimeout(done, 5));
+  if (!check()) throw new Error("timed out");
 }
 
 describe("warm ECS tasks", () => {
@@ -112,6 +117,7 @@ describe("warm ECS tasks", () => {
     const [task] = warmTasks();
     const agent = await playReady(task!);
     const waiting = agent.poll();
+    await until(() => hub.warmIdentities!.isReady(task!.environment.CLUSTERCODE_WARM_ID ?? ""));
     const request = claim();
     await executor.start(request);
     const answer = (await waiting) as { claim: { devboxId: string; token: string; env: object } };
@@ -146,7 +152,9 @@ describe("warm ECS tasks", () => {
     await executor.start(claim());
     await executor.warm!.settled();
     const [task] = warmTasks();
-    await playReady(task!);
+    // It reports ready and polls once, then never comes back for the claim.
+    const agent = await playReady(task!, 0);
+    expect(await agent.poll()).toEqual({ wait: true });
     const request = claim();
     await executor.start(request);
     expect(fake.sent("RunTask").map((run) => run.startedBy)).toContain(

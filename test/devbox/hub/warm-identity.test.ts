@@ -194,9 +194,11 @@ describe("a warm identity", () => {
     const fresh = desk.issue("acme/widgets", "main");
     expect((await poll(fresh.warmId, fresh.token)).status).toBe(409);
     expect((await ready(fresh.warmId, fresh.token)).status).toBe(200);
-    expect(desk.isReady(fresh.warmId)).toBe(true);
+    // Ready once it waits for its claim: a task that stopped polling may be gone.
+    expect(desk.isReady(fresh.warmId)).toBe(false);
 
     const waiting = poll(fresh.warmId, fresh.token, 10);
+    await until(() => desk.isReady(fresh.warmId));
     const offered = desk.offer(fresh.warmId, CLAIM, 5000);
     const answer = await waiting;
     expect(answer.status).toBe(200);
@@ -217,9 +219,12 @@ describe("a warm identity", () => {
     const second = desk.issue("acme/widgets", "main");
     await ready(first.warmId, first.token);
     await ready(second.warmId, second.token);
+    const firstWaits = poll(first.warmId, first.token, 10);
+    await until(() => desk.isReady(first.warmId));
+    const secondWaits = poll(second.warmId, second.token, 1);
     const offered = desk.offer(first.warmId, CLAIM, 5000);
-    expect(JSON.parse((await poll(second.warmId, second.token, 1)).body)).toEqual({ wait: true });
-    expect(JSON.parse((await poll(first.warmId, first.token)).body)).toEqual({ claim: CLAIM });
+    expect(JSON.parse((await secondWaits).body)).toEqual({ wait: true });
+    expect(JSON.parse((await firstWaits).body)).toEqual({ claim: CLAIM });
     expect(await offered).toBe(true);
     // The other one is still warm, with no claim, for the next.
     expect(desk.isReady(second.warmId)).toBe(true);
@@ -229,10 +234,17 @@ describe("a warm identity", () => {
   it("is revoked when it does not take its claim in time", async () => {
     const { warmId, token } = desk.issue("acme/widgets", "main");
     await ready(warmId, token);
+    // It polled a moment ago, so it is offered the claim, but it does not come back for it.
+    expect(JSON.parse((await poll(warmId, token)).body)).toEqual({ wait: true });
     expect(await desk.offer(warmId, CLAIM, 50)).toBe(false);
     expect((await poll(warmId, token)).status).toBe(401);
   });
 });
+
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 2000 && !check(); i++) await new Promise((done) => setTimeout(done, 5));
+  if (!check()) throw new Error("timed out");
+}
 
 /** What the egress proxy answers a CONNECT with `user:key` as its credentials. */
 function egressStatus(user: string, key: string): Promise<number> {

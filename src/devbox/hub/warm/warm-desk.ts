@@ -20,11 +20,15 @@ export interface WarmRecord {
   offer?: { claim: WarmClaim; settle: (taken: boolean) => void };
   /** Long-polls waiting for a claim. */
   waiters: Set<() => void>;
+  /** When its last claim long-poll ended (it polls again at once while it is alive). */
+  lastPollEnd?: number;
 }
 
 const DUMMY_TOKEN = Buffer.alloc(64);
 /** How long a revoked or claimed identity is remembered (its task may still knock). */
 const FORGET_AFTER_MS = 10 * 60_000;
+/** A ready task not seen polling for this long is not offered claims (it may be gone). */
+const POLL_GAP_MS = 5000;
 
 /**
  * The hub's warm identities: each one single-use, good for its own repository's default
@@ -34,9 +38,11 @@ const FORGET_AFTER_MS = 10 * 60_000;
 export class WarmDesk implements WarmIdentities {
   readonly #records = new Map<string, WarmRecord>();
   readonly #url: () => string;
+  readonly #now: () => number;
 
-  constructor(url: () => string) {
+  constructor(url: () => string, now: () => number = Date.now) {
     this.#url = url;
+    this.#now = now;
   }
 
   issue(repo: string, branch: string): WarmIdentity {
@@ -54,13 +60,20 @@ export class WarmDesk implements WarmIdentities {
     return { warmId, token, apiUrl, gitUrl: `${apiUrl}${warmRoute(warmId, "git")}/${name}.git` };
   }
 
+  /** Ready, and waiting for a claim now (a poll open, or one that ended a moment ago). */
   isReady(warmId: string): boolean {
-    return this.#records.get(warmId)?.state === "ready";
+    const record = this.#records.get(warmId);
+    if (record?.state !== "ready") return false;
+    const recent =
+      record.lastPollEnd !== undefined && this.#now() - record.lastPollEnd < POLL_GAP_MS;
+    return record.waiters.size > 0 || recent;
   }
 
   offer(warmId: string, claim: WarmClaim, timeoutMs: number): Promise<boolean> {
     const record = this.#records.get(warmId);
-    if (record?.state !== "ready" || record.offer !== undefined) return Promise.resolve(false);
+    if (!this.isReady(warmId) || record === undefined || record.offer !== undefined) {
+      return Promise.resolve(false);
+    }
     return new Promise((resolve) => {
       const timer = setTimeout(() => settle(false), timeoutMs);
       const settle = (taken: boolean) => {
@@ -124,6 +137,7 @@ export class WarmDesk implements WarmIdentities {
         record.waiters.add(done);
       });
     }
+    record.lastPollEnd = this.#now();
     const offer = record.offer;
     if (offer === undefined || record.state !== "ready" || closed.aborted) return undefined;
     record.state = "claimed";
