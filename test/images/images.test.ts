@@ -87,9 +87,13 @@ describe("Dockerfiles", () => {
     expect(runs.join("\n")).toContain('"@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}"');
     expect(runs.join("\n")).toContain('"@openai/codex@${CODEX_VERSION}"');
     expect(argsOf(find(stage, "ENTRYPOINT")[0])).toEqual(['["/usr/local/bin/devbox-entrypoint"]']);
-    expect(read("images/devbox/entrypoint.sh")).toMatch(
-      /\nexec clustercode devbox --api "\$CLUSTERCODE_API_URL" --devbox "\$CLUSTERCODE_DEVBOX_ID" --token-stdin <<<"\$token"\n$/,
+    const entrypoint = read("images/devbox/entrypoint.sh");
+    expect(entrypoint).toMatch(
+      /\nexec clustercode devbox --api "\$CLUSTERCODE_API_URL" "\$\{identity\[@\]\}" --token-stdin <<<"\$token"\n$/,
     );
+    // A DevBox's task is its agent; a warm task's is the agent in warm mode, until its claim.
+    expect(entrypoint).toContain('identity=(--devbox "$CLUSTERCODE_DEVBOX_ID")');
+    expect(entrypoint).toContain('identity=(--warm "$CLUSTERCODE_WARM_ID")');
   });
 
   it("the DevBox image pins the agent CLIs at the versions package.json pins (and the contract tests run)", () => {
