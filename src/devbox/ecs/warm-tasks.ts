@@ -30,6 +30,8 @@ export interface WarmTaskPort {
   stop(taskArn: string, reason: string): Promise<void>;
 }
 
+const GITHUB_REPO = /^[A-Za-z0-9-]+\/[A-Za-z0-9._-]+$/;
+
 /** One warm task: its identity, and its ARN once ECS placed it. */
 interface WarmTask {
   warmId: string;
@@ -72,7 +74,10 @@ export class EcsWarmTasks {
    */
   async take(request: StartRequest, claim: () => WarmClaim): Promise<string | undefined> {
     const template = templateOf(request);
-    if (template === undefined || this.#closed) return undefined;
+    // Only a GitHub repository has a route on the hub for a warm task to fetch it from.
+    if (template === undefined || !GITHUB_REPO.test(template.repo) || this.#closed) {
+      return undefined;
+    }
     const pool = this.#poolOf(template, request.spec);
     if (pool === undefined) return undefined;
     pool.lastClaim = this.#now();

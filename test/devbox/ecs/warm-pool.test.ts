@@ -136,9 +136,10 @@ describe("warm ECS tasks", () => {
     expect(fake.tasks.get(task!.taskArn)?.lastStatus).toBe("STOPPED");
   });
 
-  it("keeps no warm task of a spec with secrets, nor past the cap", async () => {
+  it("keeps no warm task of a spec with secrets or a repository off GitHub, nor past the cap", async () => {
     await setup({ max: 1 });
     await executor.start(claim("acme/widgets", { secrets: ["NPM_TOKEN"] }));
+    await executor.start(claim("/srv/repositories/widgets"));
     await executor.warm!.settled();
     expect(warmTasks()).toEqual([]);
     await executor.start(claim("acme/widgets"));
