@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { DevBoxSpec } from "../../engine/commands.js";
 import type { DefaultBranchMoves } from "../branch-moves.js";
 import type { StartRequest } from "../executor.js";
@@ -14,6 +15,11 @@ export interface EcsWarmOptions {
   handoverMs?: number;
   /** A pool nobody claimed from for this long is let go; default one hour. */
   idleMs?: number;
+  /**
+   * How long after a claim that took a warm task the pool starts another; default 2 s, so that
+   * its clone and setup (binpack puts it beside the claimed task) do not slow that one's start.
+   */
+  refillDelayMs?: number;
   /** A warm task that could not be started or stopped (the next claim tries again). */
   onError?: (error: unknown) => void;
   now?: () => number;
@@ -59,7 +65,7 @@ export class EcsWarmTasks {
   readonly #identities: WarmIdentities;
   readonly #pools = new Map<string, Pool>();
   readonly #work = new Set<Promise<void>>();
-  #closed = false;
+  readonly #life = new AbortController();
 
   constructor(options: EcsWarmOptions, port: WarmTaskPort, identities: WarmIdentities) {
     this.#options = options;
@@ -75,7 +81,7 @@ export class EcsWarmTasks {
   async take(request: StartRequest, claim: () => WarmClaim): Promise<string | undefined> {
     const template = templateOf(request);
     // Only a GitHub repository has a route on the hub for a warm task to fetch it from.
-    if (template === undefined || !GITHUB_REPO.test(template.repo) || this.#closed) {
+    if (template === undefined || !GITHUB_REPO.test(template.repo) || this.#life.signal.aborted) {
       return undefined;
     }
     const pool = this.#poolOf(template, request.spec);
@@ -97,7 +103,12 @@ export class EcsWarmTasks {
       this.#stop(task, "the warm task did not take its claim");
     }
     this.#letIdleGo();
-    this.#refill();
+    const delay = handed === undefined ? 0 : (this.#options.refillDelayMs ?? 2000);
+    if (delay === 0) this.#refill();
+    else
+      this.#track(
+        sleep(delay, undefined, { signal: this.#life.signal }).then(() => this.#refill()),
+      );
     return handed;
   }
 
@@ -144,7 +155,7 @@ export class EcsWarmTasks {
 
   /** Stops every warm task and starts no more (the app is closing). */
   async close(): Promise<void> {
-    this.#closed = true;
+    this.#life.abort();
     await this.settled();
     for (const pool of this.#pools.values()) {
       for (const task of pool.tasks.splice(0)) this.#stop(task, "clustercode closed");
@@ -174,7 +185,7 @@ export class EcsWarmTasks {
 
   /** Starts warm tasks where a pool is short, within the cap; stops the extra ones. */
   #refill(): void {
-    if (this.#closed) return;
+    if (this.#life.signal.aborted) return;
     let total = [...this.#pools.values()].reduce((n, pool) => n + pool.tasks.length, 0);
     for (const pool of this.#pools.values()) {
       while (pool.tasks.length < pool.template.count && total < this.#options.max) {
@@ -202,7 +213,8 @@ export class EcsWarmTasks {
     if (arn === undefined) return;
     task.taskArn = arn;
     // Let go of while ECS placed it (the pool shrank, the branch moved, the app closes).
-    if (!pool.tasks.includes(task) || this.#closed) this.#stop(task, "no longer wanted");
+    if (!pool.tasks.includes(task) || this.#life.signal.aborted)
+      this.#stop(task, "no longer wanted");
   }
 
   #stop(task: WarmTask, reason: string): void {
@@ -223,7 +235,11 @@ export class EcsWarmTasks {
 
   #track(work: Promise<void>): void {
     const tracked = work
-      .catch((error: unknown) => this.#options.onError?.(error))
+      .catch((error: unknown) => {
+        // Closing cuts a refill's wait short: not an error.
+        const cut = error instanceof Error && error.name === "AbortError";
+        if (!cut) this.#options.onError?.(error);
+      })
       .finally(() => this.#work.delete(tracked));
     this.#work.add(tracked);
   }

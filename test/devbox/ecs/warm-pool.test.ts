@@ -64,7 +64,13 @@ async function setup(warm: Partial<EcsWarmOptions> = {}) {
     region: "eu-west-1",
     secretArnPrefix: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:",
     pollIntervalMs: 60_000,
-    warm: { max: 4, handoverMs: 5000, onError: (error) => failures.push(error), ...warm },
+    warm: {
+      max: 4,
+      handoverMs: 5000,
+      refillDelayMs: 0,
+      onError: (error) => failures.push(error),
+      ...warm,
+    },
   });
   await executor.attachWarm(hub.warmIdentities!, hub.url);
   return { endpoint, failures };
