@@ -1,5 +1,6 @@
 import { GitDiffSource } from "../agents/diff-source.js";
 import { LocalExecutor } from "../devbox/local/executor.js";
+import type { WarmDemand } from "../devbox/warm-demand.js";
 import { decodeSettings } from "../settings/index.js";
 import type { Effect, RunDefinition, RunEvent, RunSnapshot } from "../engine/model.js";
 import { openStore } from "../store/embedded.js";
@@ -24,6 +25,8 @@ export interface LocalHostOptions {
   now?: () => number;
   /** Told after every transition of every run. */
   onTransition?: (run: RunDocument, effects: Effect[], event: RunEvent) => void;
+  /** The warm DevBoxes the local workflows ask for before any claim (`clustercode ui`). */
+  warmDemand?: WarmDemand;
 }
 
 /** Waiters for runs to settle, woken after each transition or when the host fails. */
@@ -199,7 +202,11 @@ async function localDevBoxes(
   owners: LocalDevBoxOwners,
 ): Promise<DevBoxPorts> {
   // The repository is a local path: warm DevBoxes clone it as it is, with no credentials.
-  const warm = { max: decodeSettings(options.env).devboxes.warmMax, source: localSource };
+  const warm = {
+    max: decodeSettings(options.env).devboxes.warmMax,
+    source: localSource,
+    ...(options.warmDemand === undefined ? {} : { demand: options.warmDemand }),
+  };
   const executor = new LocalExecutor({ stateDir: options.stateDir, env: options.env, warm });
   await executor.reap(await owners.orphans(await executor.knownDevBoxIds()));
   const side = {

@@ -5,7 +5,7 @@ import { hubGitAuthEnv } from "../hub/git/git-auth.js";
 import { OutputTail } from "../output-tail.js";
 import { runProcess } from "../process-runner.js";
 import { viaHub } from "./agent-env.js";
-import { git, mirrorPath, refreshMirror } from "./mirror.js";
+import { git, mirrorOf, refreshMirror } from "./mirror.js";
 import { withoutCredentials } from "./repository-url.js";
 
 /** The remote a partial checkout fetches missing blobs from: the host's mirror, no network. */
@@ -88,7 +88,7 @@ async function partialClone(
   paths: ClonePaths & { stateDir: string },
   env: Record<string, string>,
 ): Promise<void> {
-  const mirror = mirrorPath(paths.stateDir, request.repository);
+  const mirror = mirrorOf(paths.stateDir, request);
   const auth = viaHub(request) ? hubGitAuthEnv(request.token) : {};
   await refreshMirror(mirror, request.repository, { ...env, ...auth });
   const branch = await firstBranch(mirror, [request.spec.branch, request.spec.baseBranch], env);

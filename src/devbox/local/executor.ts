@@ -17,10 +17,11 @@ import { chooseIsolation, devboxUid, UNSAFE_ENV, type Isolation } from "./sandbo
 import { inheritedEnvironment } from "../../settings/process-environment.js";
 import { decodeSettings } from "../../settings/index.js";
 import { AGENT_ENV } from "../protocol.js";
-import { mirrorPath } from "./mirror.js";
+import { mirrorOf } from "./mirror.js";
 import { evictSetupCache, prepareSetupCacheDirs } from "./setup-cache-dirs.js";
 import { WarmPool, type WarmSource } from "./warm-pool.js";
 import type { DefaultBranchMoves } from "./branch-moves.js";
+import type { WarmDemand } from "../warm-demand.js";
 import { devBoxPaths, type LocalDevBoxPaths } from "./devbox-paths.js";
 import { runWarmSetup } from "./warm-setup.js";
 
@@ -50,6 +51,8 @@ export interface LocalExecutorOptions {
     source: WarmSource;
     /** Pushes to default branches, which make the warm DevBoxes of their repository again. */
     moves?: DefaultBranchMoves;
+    /** What the default branches' workflows ask for: pools filled before their first claim. */
+    demand?: WarmDemand;
     onError?: (error: unknown) => void;
   };
   /**
@@ -95,15 +98,17 @@ export class LocalExecutor implements DevBoxExecutor {
       source: warm.source,
       env,
       paths: (dir) => devBoxPaths(dir),
-      setUp: (paths, setup, signal) => {
+      setUp: (paths, setup, mirror, signal) => {
         const asRoot = process.getuid?.() === 0;
         const uid = asRoot ? { uid: devboxUid(basename(paths.dir)) } : {};
-        const options = { isolation: this.isolation(), cliPath: this.#cliPath, env, ...uid };
+        const isolation = this.isolation();
+        const options = { isolation, cliPath: this.#cliPath, env, mirror, ...uid };
         return runWarmSetup(paths, setup, signal, options);
       },
       ...(warm.onError === undefined ? {} : { onError: warm.onError }),
     });
     warm.moves?.listen((repo) => pool.baseMoved(repo));
+    warm.demand?.listen((repo, specs) => pool.declare(repo, specs));
     return pool;
   }
 
@@ -141,7 +146,7 @@ export class LocalExecutor implements DevBoxExecutor {
       await this.#prepareCheckout(request, paths, (line) => writeLine(log.fd, line));
       const uid = process.getuid?.() === 0 ? devboxUid(request.devboxId) : undefined;
       const cache = await this.#setupCache(request, uid);
-      const mirror = mirrorPath(this.#options.stateDir, request.repository);
+      const mirror = mirrorOf(this.#options.stateDir, request);
       const { child: spawned, relay } = await launchAgent({
         isolation,
         devboxId: request.devboxId,

@@ -29,6 +29,28 @@ export function mirrorPath(stateDir: string, repository: string): string {
   return join(stateDir, "mirrors", `${repositoryKey(repository)}.git`);
 }
 
+/**
+ * The mirror a claim of `request` clones from and binds into its sandbox: named by the
+ * repository as the runtime names it (`owner/name`, or a local path, hashed) when the request
+ * says, so that warm DevBoxes, made before any claim and with no hub route to name, share it;
+ * else by the address it is cloned from.
+ */
+export function mirrorOf(stateDir: string, request: { repository: string; repo?: string }): string {
+  return request.repo === undefined
+    ? mirrorPath(stateDir, request.repository)
+    : repoMirrorPath(stateDir, request.repo);
+}
+
+/** `<stateDir>/mirrors/<key>.git`: the bare mirror of `repo` (`owner/name`, or a local path). */
+export function repoMirrorPath(stateDir: string, repo: string): string {
+  const plain = withoutCredentials(repo);
+  const key =
+    OWNER_REPO.test(plain) && !plain.split("/").includes("..")
+      ? plain
+      : `local/${createHash("sha256").update(plain).digest("hex").slice(0, 24)}`;
+  return join(stateDir, "mirrors", `${key}.git`);
+}
+
 /** How long a claim waits for another process's fetch of the same mirror before going alone. */
 const LOCK_WAIT_MS = 120_000;
 /** A lock older than this was left by a process that died while fetching. */

@@ -3,6 +3,7 @@ import type { DevBoxEvent } from "../../devbox/hub/events.js";
 import { LocalExecutor } from "../../devbox/local/executor.js";
 import type { WarmSource } from "../../devbox/local/warm-pool.js";
 import type { DefaultBranchMoves } from "../../devbox/local/branch-moves.js";
+import type { WarmDemand } from "../../devbox/warm-demand.js";
 import { decodeSettings } from "../../settings/index.js";
 import { openDevBoxSide } from "../../runtime/devbox-side.js";
 import { splitDevBoxId } from "../../runtime/devbox-registry.js";
@@ -30,6 +31,7 @@ export function executorFromEnv(
   warmFrom?: {
     source: WarmSource;
     moves: DefaultBranchMoves;
+    demand?: WarmDemand;
     onError?: (error: unknown) => void;
   },
 ): ExecutorPort {
