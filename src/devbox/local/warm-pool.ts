@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, rename, rm } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { StartRequest } from "../executor.js";
 import { writeWarmMarker } from "../warm-marker.js";
@@ -100,11 +100,15 @@ export class WarmPool {
     pool.lastClaim = this.#now();
     let entry = pool.ready.shift();
     if (entry !== undefined) {
-      // Should the move fail, the claim clones as without a pool.
-      const moved = await rename(entry.dir, dir).then(
-        () => true,
-        () => false,
-      );
+      // Should the move fail, the claim clones as without a pool. The first DevBox of a host
+      // may be a warm one: the directory it moves into may not exist yet.
+      const from = entry.dir;
+      const moved = await mkdir(dirname(dir), { recursive: true })
+        .then(() => rename(from, dir))
+        .then(
+          () => true,
+          () => false,
+        );
       if (!moved) this.#remove(entry.dir);
       if (!moved) entry = undefined;
     }
