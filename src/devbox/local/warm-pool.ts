@@ -240,6 +240,8 @@ export class WarmPool {
   /** Clones the default branch into `dir`'s checkout (through the mirror) and sets it up. */
   async #prepare(template: WarmTemplate, dir: string): Promise<WarmEntry | undefined> {
     const paths = this.#options.paths(dir);
+    // As a claimed DevBox's: a DevBox uid (the app as root) must pass through it to its checkout.
+    await mkdir(paths.dir, { recursive: true, mode: 0o755 });
     await mkdir(paths.tmp, { recursive: true, mode: 0o700 });
     await mkdir(paths.home, { recursive: true, mode: 0o700 });
     const { stateDir, source, env } = this.#options;
