@@ -60,6 +60,11 @@ export interface LocalExecutorOptions {
    * full clones, as before mirrors (the benchmark's baseline).
    */
   partialClones?: boolean;
+  /**
+   * How long after a fetch of a repository's mirror a claim clones from it without fetching it
+   * again (default 30 s; 0: every claim fetches it, as the benchmark's `--fresh-mirror`).
+   */
+  mirrorFreshMs?: number;
 }
 
 const DEVBOX_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -193,8 +198,9 @@ export class LocalExecutor implements DevBoxExecutor {
   ): Promise<void> {
     const env = passedOn(this.#env);
     if (!existsSync(join(paths.checkout, ".git"))) {
-      const mirrors =
-        this.#options.partialClones === false ? {} : { stateDir: this.#options.stateDir };
+      const { partialClones, stateDir, mirrorFreshMs } = this.#options;
+      const fresh = mirrorFreshMs === undefined ? {} : { mirrorFreshMs };
+      const mirrors = partialClones === false ? {} : { stateDir, ...fresh };
       await cloneCheckout(request, { ...paths, ...mirrors, say }, env);
     } else if (!(await setOrigin(paths, request.repository, env))) {
       throw new DevBoxError(

@@ -57,10 +57,19 @@ const LOCK_WAIT_MS = 120_000;
 const STALE_LOCK_MS = 10 * 60_000;
 
 const inFlight = new Map<string, Promise<void>>();
+/** When the last fetch of each mirror that succeeded in this process started. */
+const fetchedAt = new Map<string, number>();
+
+/**
+ * How long after a fetch a claim clones from a mirror without fetching it again (see
+ * {@link refreshMirror}); 0: always fetch.
+ */
+export const MIRROR_FRESH_MS = 30_000;
 
 /**
  * Fetches every branch of `repository` into the bare mirror at `mirror` (created on first use),
- * so that a clone from it needs nothing from the network. Claims in this process that arrive
+ * so that a clone from it needs nothing from the network; not again when this process fetched
+ * it less than `freshMs` ago (default 0: always). Claims in this process that arrive
  * while a fetch runs share it; other processes wait on a lock directory. `auth` is environment
  * (never argv, never the mirror's config): the mirror holds no credentials and no remote URL.
  * Throws an Error with git's output when the fetch fails.
@@ -69,12 +78,16 @@ export function refreshMirror(
   mirror: string,
   repository: string,
   env: Record<string, string>,
+  freshMs = 0,
 ): Promise<void> {
   const running = inFlight.get(mirror);
   if (running !== undefined) return running;
-  const fetching = withLock(`${mirror}.lock`, () => fetchMirror(mirror, repository, env)).finally(
-    () => inFlight.delete(mirror),
-  );
+  const started = Date.now();
+  if (started - (fetchedAt.get(mirror) ?? -Infinity) < freshMs && existsSync(join(mirror, "HEAD")))
+    return Promise.resolve();
+  const fetching = withLock(`${mirror}.lock`, () => fetchMirror(mirror, repository, env))
+    .then(() => void fetchedAt.set(mirror, started))
+    .finally(() => inFlight.delete(mirror));
   inFlight.set(mirror, fetching);
   return fetching;
 }
