@@ -34,6 +34,38 @@ export default tseslint.config(
     },
   },
   {
+    // Runs leave the store typed: outside src/store/, the RunRepository is the one run API (it
+    // decodes each stored record once); the store's raw reads hand out `unknown` snapshots.
+    files: ["src/**/*.ts"],
+    ignores: ["src/store/**"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector:
+            "CallExpression[callee.property.name=/^(getRun|listActiveRuns|listRunsOfIssue|listEvidence)$/]",
+          message:
+            "Read runs and evidence through RunRepository (src/store/run-repository.ts), which hands out typed records.",
+        },
+        {
+          selector: "CallExpression[callee.property.name='listRuns'][callee.object.name=/store$/i]",
+          message:
+            "Read runs and evidence through RunRepository (src/store/run-repository.ts), which hands out typed records.",
+        },
+        {
+          selector:
+            "CallExpression[callee.property.name='listRuns'][callee.object.property.name=/store$/i]",
+          message:
+            "Read runs and evidence through RunRepository (src/store/run-repository.ts), which hands out typed records.",
+        },
+        {
+          selector: "Identifier[name='decodeRun']",
+          message: "Runs are decoded in src/store/ only: use RunRepository.",
+        },
+      ],
+    },
+  },
+  {
     files: ["src/engine/**/*.ts"],
     rules: {
       "no-restricted-imports": [

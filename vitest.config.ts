@@ -17,6 +17,7 @@ const INTEGRATION = [
   "test/devbox/agent/secret-mask.test.ts",
   "test/devbox/hub/git-route.test.ts",
   "test/devbox/ecs/e2e.test.ts",
+  "test/devbox/ecs/setup-cache.test.ts",
   "test/github/**/*.test.ts",
   "test/cli/**/*.test.ts",
   "test/runtime/judge-command.test.ts",

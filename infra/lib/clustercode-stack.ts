@@ -67,6 +67,12 @@ export class ClusterCodeStack extends Stack {
       cpuTargetPercent: settings.appCpuTargetPercent,
       memoryTargetPercent: settings.appMemoryTargetPercent,
     });
-    this.setupCache = createSetupCacheBucket(this, this.app.service.taskDefinition.taskRole);
+    const appTask = this.app.service.taskDefinition;
+    this.setupCache = createSetupCacheBucket(this, appTask.taskRole);
+    // The hub keeps ECS DevBoxes' setup cache there, for them (src/devbox/hub/cache/).
+    appTask.defaultContainer?.addEnvironment(
+      "CLUSTERCODE_SETUP_CACHE_BUCKET",
+      this.setupCache.bucketName,
+    );
   }
 }

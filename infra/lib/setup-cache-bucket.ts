@@ -7,12 +7,13 @@ import type { Construct } from "constructs";
 export const SETUP_CACHE_DAYS = 14;
 
 /**
- * The bucket ECS DevBoxes' setup cache (`devbox.cache`) is to be kept in, under
+ * The bucket ECS DevBoxes' setup cache (`devbox.cache`) is kept in, under
  * `<owner>/<repo>/branch-<hash>/<key>`. DevBox tasks get no AWS permissions and reach only the
  * hub: the app reads and writes the bucket for them, and the hub decides which repository's
  * and branch's prefix a DevBox may read (its run branch and base branch) and write (its run
- * branch, during setup only). Entries expire after {@link SETUP_CACHE_DAYS} days: a cache, not
- * a store. Private, encrypted, TLS only. docs/warm-start.md has the design.
+ * branch, during setup only; see `src/devbox/hub/cache/`). Entries expire after
+ * {@link SETUP_CACHE_DAYS} days: a cache, not a store. Private, encrypted, TLS only.
+ * docs/warm-start.md has the design.
  */
 export function createSetupCacheBucket(scope: Construct, app: IGrantable): Bucket {
   const bucket = new Bucket(scope, "SetupCache", {

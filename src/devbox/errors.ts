@@ -21,7 +21,9 @@ export type DevBoxErrorCode =
   /** The internal API does not offer what was asked (e.g. no repository tokens here). */
   | "api-not-offered"
   /** The hub is not listening (not started, or closed). */
-  | "hub-closed";
+  | "hub-closed"
+  /** The setup cache's storage (the host's directory, the S3 bucket) failed. */
+  | "cache-unavailable";
 
 /**
  * The one error type of `src/devbox/`: a `code` to branch on, whether retrying may help, and the

@@ -9,7 +9,11 @@
  * | `GET commands?wait=S` | — | {@link PollResponse}, after at most `min(S, 30)` seconds |
  * | `POST results` | `CommandResult` | `{ ok: true }` (duplicates too) |
  * | `POST heartbeat` | {@link HeartbeatBody} | {@link HeartbeatResponse} (may ask to interrupt) |
+ * | `GET cache/<key>` | — | the setup cache entry's tar, its sha256 in {@link CACHE_SHA256_HEADER} |
+ * | `PUT cache/<key>` | the tar, with `content-length` and its sha256 | 201 |
  *
+ * The cache routes (see `src/devbox/hub/cache/`) stream raw bytes, not JSON: a miss is a 404
+ * carrying {@link CACHE_MISS_HEADER}; a 404 without it means the hub keeps no setup cache.
  * Errors answer `{ error: message }` with 400 (bad body), 401 (wrong or missing token, and
  * nothing more is said), 404, 405, 409 (a result for a command never dispatched), 413.
  */
@@ -20,6 +24,11 @@ import type { CommandRequest, CommandResult, DevBoxCommand } from "../engine/com
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** Longest a `GET commands` long-poll is held open, in seconds. */
 export const MAX_WAIT_SECONDS = 30;
+/** The sha256 (hex) of a setup cache entry's bytes, on a `GET cache/<key>` answer and a `PUT`. */
+export const CACHE_SHA256_HEADER = "x-clustercode-sha256";
+/** On a 404 of `GET cache/<key>`: the hub keeps a cache, and this key is not in it. */
+export const CACHE_MISS_HEADER = "x-clustercode-cache-miss";
+
 /** Path prefix of every internal route. */
 export const ROUTE_PREFIX = "/internal/devboxes/";
 
@@ -215,6 +224,11 @@ export function devboxRoute(
   route: "ready" | "commands" | "results" | "heartbeat",
 ) {
   return `${ROUTE_PREFIX}${encodeURIComponent(devboxId)}/${route}`;
+}
+
+/** The path of setup cache entry `key` of DevBox `devboxId` (see the cache routes above). */
+export function cacheRoute(devboxId: string, key: string): string {
+  return `${ROUTE_PREFIX}${encodeURIComponent(devboxId)}/cache/${key}`;
 }
 
 /** A one-line description of why `schema` refused a value, for a 400 answer. */

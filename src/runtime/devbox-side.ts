@@ -2,8 +2,10 @@ import type { DevBoxExecutor } from "../devbox/executor.js";
 import type { GitUpstream } from "../devbox/hub/git/git-service.js";
 import { DevBoxHub } from "../devbox/hub/hub.js";
 import { providerRequestLimit, providerUpstreams } from "../devbox/hub/provider-proxy.js";
+import { RunRepository } from "../store/run-repository.js";
 import type { Store } from "../store/store.js";
 import { gitPolicyOf } from "./devbox-git.js";
+import type { SetupCacheStore } from "../devbox/hub/cache/cache-store.js";
 import type { DevBoxPorts } from "./host.js";
 import type { DevBoxEventSink } from "./ports.js";
 
@@ -25,6 +27,8 @@ export interface DevBoxSideOptions {
   hubPort?: number;
   /** The host `github` means in a `devbox.network.allow` list (GitHub Enterprise). */
   repositoryHost?: string;
+  /** Where the hub keeps the setup cache of DevBoxes that see no cache directory (ECS). */
+  setupCache?: SetupCacheStore;
 }
 
 /**
@@ -55,12 +59,12 @@ export async function openDevBoxSide(
       upstreamOf: options.upstreamOf,
       policyOf: gitPolicyOf(store),
     },
+    // ECS DevBoxes see no cache directory: the hub keeps their setup cache.
+    ...(options.setupCache === undefined ? {} : { setupCache: options.setupCache }),
   });
   await hub.listen();
-  const source = {
-    env,
-    repositoryOf: async (runId: string) => (await store.getRun(runId))?.repo ?? "",
-  };
+  const runs = new RunRepository(store);
+  const source = { env, repositoryOf: async (runId: string) => (await runs.repoOf(runId)) ?? "" };
   const close = async () => {
     await executor.stopAll?.();
     await hub.close();

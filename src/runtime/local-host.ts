@@ -4,6 +4,7 @@ import type { WarmDemand } from "../devbox/warm-demand.js";
 import { decodeSettings } from "../settings/index.js";
 import type { Effect, RunDefinition, RunEvent, RunSnapshot } from "../engine/model.js";
 import { openStore } from "../store/embedded.js";
+import { setupCacheStore } from "../devbox/hub/cache/store-from-settings.js";
 import { StateDirHolder } from "../store/state-dir-holder.js";
 import type { Store } from "../store/store.js";
 import { faultInjection } from "./fault-injection.js";
@@ -13,7 +14,7 @@ import { openTelemetry } from "../telemetry/open-telemetry.js";
 import { judgeFromEnv } from "./judge.js";
 import { LocalDevBoxOwners } from "./local-devbox-owners.js";
 import type { DevBoxEventSink } from "./ports.js";
-import type { RunDocument } from "../store/run-repository.js";
+import { RunRepository, type RunDocument } from "../store/run-repository.js";
 import { isSettled, type Runtime } from "./runtime.js";
 
 /** How a local host is opened. */
@@ -202,22 +203,31 @@ async function localDevBoxes(
   owners: LocalDevBoxOwners,
 ): Promise<DevBoxPorts> {
   // The repository is a local path: warm DevBoxes clone it as it is, with no credentials.
+  const settings = decodeSettings(options.env);
+  const { devboxes } = settings;
   const warm = {
-    max: decodeSettings(options.env).devboxes.warmMax,
+    max: devboxes.warmMax,
     source: localSource,
     ...(options.warmDemand === undefined ? {} : { demand: options.warmDemand }),
   };
-  const executor = new LocalExecutor({ stateDir: options.stateDir, env: options.env, warm });
+  const executor = new LocalExecutor({
+    stateDir: options.stateDir,
+    env: options.env,
+    warm,
+    setupCacheMaxBytes: devboxes.setupCacheMaxMb * 1024 * 1024,
+  });
   await executor.reap(await owners.orphans(await executor.knownDevBoxIds()));
+  const runs = new RunRepository(store);
   const side = {
     stateDir: options.stateDir,
     env: options.env,
     store,
     executor,
     onError: fail,
+    setupCache: setupCacheStore(options.stateDir, settings),
     // DevBoxes clone and push through the hub; accepted pushes land in the local repository.
     upstreamOf: async (runId: string) => ({
-      url: (await store.getRun(runId))?.repo ?? "",
+      url: (await runs.repoOf(runId)) ?? "",
       env: {},
     }),
   };

@@ -72,6 +72,14 @@ export class RunRepository {
     return this.store.getRunVersion(runId);
   }
 
+  /**
+   * The repository a run works on (owner/name, or a local path), read without decoding its
+   * snapshot: what DevBoxes clone and ledgers are keyed by; undefined when there is no such run.
+   */
+  async repoOf(runId: string): Promise<string | undefined> {
+    return (await this.store.getRun(runId))?.repo;
+  }
+
   /** Reads and decodes a run; undefined when there is none. */
   async get(runId: string): Promise<LoadedRun | undefined> {
     const stored = await this.store.getRun(runId);

@@ -308,6 +308,20 @@ describe("infra: the CDK app", () => {
     expect(s3(appRole).length).toBeGreaterThan(0);
     for (const statement of s3(appRole))
       expect(JSON.stringify(statement.Resource)).toContain(bucket);
+    // Read and write: the hub restores entries and saves them.
+    const appActions = s3(appRole).flatMap(actionsOf);
+    expect(appActions).toEqual(expect.arrayContaining(["s3:GetObject*", "s3:PutObject"]));
     expect(s3(logicalId(stack.devboxes.taskRole))).toEqual([]);
+    expect(s3(logicalId(stack.devboxes.executionRole))).toEqual([]);
+    // The app is told the bucket: ECS DevBoxes' setup cache is kept there, by the hub.
+    template.hasResourceProperties("AWS::ECS::TaskDefinition", {
+      ContainerDefinitions: [
+        Match.objectLike({
+          Environment: Match.arrayWith([
+            { Name: "CLUSTERCODE_SETUP_CACHE_BUCKET", Value: { Ref: bucket } },
+          ]),
+        }),
+      ],
+    });
   });
 });

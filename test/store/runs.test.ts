@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { StoredRun } from "../../src/store/store.js";
+import { RunRepository } from "../../src/store/run-repository.js";
 import { StoreError } from "../../src/store/store-error.js";
 import { useTestDynamo } from "./dynalite-fixture.js";
 
@@ -267,5 +268,15 @@ describe("runs", () => {
     requests.length = 0;
     await store.saveRun(run({ version: 2, status: "running" }));
     expect(requests).toEqual(["PutItem"]);
+  });
+
+  it("names a run's repository through the run repository, without decoding its snapshot", async () => {
+    const store = await dynamo.newStore();
+    await store.createRun(run());
+    const runs = new RunRepository(store);
+    // This record's snapshot is no run document: reading the repository needs none.
+    expect(await runs.repoOf("run-1")).toBe("octo/app");
+    expect(await runs.repoOf("missing")).toBeUndefined();
+    await expect(runs.get("run-1")).rejects.toMatchObject({ code: "corrupt_record" });
   });
 });

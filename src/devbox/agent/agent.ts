@@ -15,6 +15,8 @@ import { probeHarnesses } from "./harness.js";
 import { executeCommand } from "./run-command.js";
 import { setUpCheckout } from "./setup.js";
 import { openGateway } from "./gateway.js";
+import { HubCacheClient } from "./hub-cache-client.js";
+import type { HubSetupCache } from "./hub-setup-cache.js";
 
 export { AGENT_EXIT } from "./exit-codes.js";
 
@@ -103,7 +105,7 @@ class DevBoxAgent {
     this.#beat();
     const tmpRoot = await mkdtemp(join(tmpdir(), "clustercode-devbox-"));
     try {
-      const journal = await this.#setUp();
+      const journal = await this.#setUp(tmpRoot);
       if (journal !== undefined) await this.#work(journal, tmpRoot);
     } catch (error) {
       this.#settle(error);
@@ -182,8 +184,13 @@ class DevBoxAgent {
    * Branch checkout, then the setup commands, then `ready`. Resolves to the checkout's command
    * journal, or undefined when setup failed (reported, and the agent stopping).
    */
-  async #setUp(): Promise<CommandJournal | undefined> {
-    const context = { ...this.#processContext(), credentials: this.#credentials };
+  async #setUp(tmpRoot: string): Promise<CommandJournal | undefined> {
+    const hubCache = this.#hubCache(tmpRoot);
+    const context = {
+      ...this.#processContext(),
+      credentials: this.#credentials,
+      ...(hubCache === undefined ? {} : { hubCache }),
+    };
     const setup = await setUpCheckout(context, this.#settings);
     if (!setup.ok) {
       await this.#failSetup(setup.output, setup.why);
@@ -201,6 +208,23 @@ class DevBoxAgent {
       }),
     );
     return setup.journal;
+  }
+
+  /**
+   * The setup cache through the hub: for a DevBox with `devbox.cache` and no cache directory
+   * of its own (an ECS task has no host directory to see); the hub decides the scopes.
+   */
+  #hubCache(tmpRoot: string): HubSetupCache | undefined {
+    const cache = this.#settings.setupCache;
+    if (cache === undefined || cache.entries.length === 0 || cache.dirs.length > 0) return;
+    const client = new HubCacheClient({
+      apiUrl: this.#options.apiUrl,
+      devboxId: this.#options.devboxId,
+      token: this.#settings.token,
+      signal: this.#life.signal,
+      idleTimeoutMs: Math.max(this.#settings.lapseMs, 30_000),
+    });
+    return { client, tmpDir: tmpRoot };
   }
 
   /** Reports a failed setup with the tail of its output, then stops the agent. */

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { cachePathProblem } from "../../workflow/cache-path.js";
 import { OutputTail } from "../output-tail.js";
+import { archiveName, parsePointer, pointerName, pointerText } from "../setup-cache-layout.js";
 import { runProcess } from "../process-runner.js";
 
 /** One `devbox.cache` entry: `paths` of the checkout, saved under the hash of the `key` files. */
@@ -92,22 +93,14 @@ async function restoreEntry(
   key: string,
 ): Promise<boolean> {
   for (const [index, dir] of dirs.entries()) {
-    const pointer = await readFile(join(dir, `${key}.sha256`), "utf8").catch(() => undefined);
-    if (pointer === undefined) continue;
-    // `<sha256>  <archive>`, as sha256sum writes it; the archive is named by its key and hash.
-    const [expected, name] = pointer.trim().split(/\s+/);
-    const archive = join(dir, name ?? "");
-    const valid = name !== undefined && /^[0-9a-f]{40}-[0-9a-f]{16}\.tar$/.test(name);
-    const actual = valid ? await fileSha256(archive).catch(() => undefined) : undefined;
-    // The entry replaces what its paths held (a symlink there is removed, not followed).
-    if (actual === expected) await clearPaths(context.cwd, entry.paths);
-    const unpacked =
-      actual === expected && (await tar(context, ["-xf", archive, "-C", context.cwd]));
-    if (!unpacked) {
-      await clearPaths(context.cwd, entry.paths);
+    const text = await readFile(join(dir, pointerName(key)), "utf8").catch(() => undefined);
+    if (text === undefined) continue;
+    const pointer = parsePointer(text);
+    const archive = join(dir, pointer?.archive ?? "");
+    if (pointer === undefined || !(await unpackArchive(context, entry, archive, pointer.sha256))) {
       context.say(`setup cache: entry ${key} is missing or damaged, ignored`);
       // Only the DevBox's own directory is writable; a damaged entry there is dropped.
-      if (index === 0) await rm(join(dir, `${key}.sha256`), { force: true }).catch(() => {});
+      if (index === 0) await rm(join(dir, pointerName(key)), { force: true }).catch(() => {});
       continue;
     }
     // The entry's time is its last use: the host evicts the least recently used first.
@@ -118,6 +111,44 @@ async function restoreEntry(
   }
   context.say(`setup cache: no entry for ${entry.paths.join(", ")} (${key})`);
   return false;
+}
+
+/**
+ * Unpacks `archive` into the checkout when its bytes hash to `sha256`, replacing what the
+ * entry's paths held (a symlink there is removed, not followed). Whether it did: a damaged
+ * archive, or one that does not unpack, leaves the paths cleared.
+ */
+export async function unpackArchive(
+  context: CacheContext,
+  entry: SetupCacheEntry,
+  archive: string,
+  sha256: string,
+): Promise<boolean> {
+  const actual = await fileSha256(archive).catch(() => undefined);
+  if (actual === sha256) await clearPaths(context.cwd, entry.paths);
+  const unpacked = actual === sha256 && (await tar(context, ["-xf", archive, "-C", context.cwd]));
+  if (!unpacked) await clearPaths(context.cwd, entry.paths);
+  return unpacked;
+}
+
+/**
+ * Packs the entry's paths that exist into a tar at `file`. The paths packed (none: nothing was
+ * written), or undefined when tar failed.
+ */
+export async function packPaths(
+  context: CacheContext,
+  entry: SetupCacheEntry,
+  file: string,
+): Promise<string[] | undefined> {
+  const present: string[] = [];
+  for (const path of entry.paths) {
+    if ((await lstat(join(context.cwd, path)).catch(() => undefined)) !== undefined) {
+      present.push(path);
+    }
+  }
+  if (present.length === 0) return present;
+  const packed = await tar(context, ["-cf", file, "-C", context.cwd, "--", ...present]);
+  return packed ? present : undefined;
 }
 
 /**
@@ -134,29 +165,25 @@ export async function saveSetupCache(
   for (const [index, entry] of cache.entries.entries()) {
     const key = outcome.keys[index];
     if (key === undefined || outcome.hits[index] === true) continue;
-    const present: string[] = [];
-    for (const path of entry.paths) {
-      if ((await lstat(join(context.cwd, path)).catch(() => undefined)) !== undefined) {
-        present.push(path);
-      }
-    }
-    if (present.length === 0) continue;
     const temporary = join(dir, `.${key}.${randomBytes(6).toString("hex")}.tmp`);
     try {
-      if (!(await tar(context, ["-cf", temporary, "-C", context.cwd, "--", ...present]))) {
-        context.say(`setup cache: could not save ${present.join(", ")}`);
+      const present = await packPaths(context, entry, temporary);
+      if (present?.length === 0) continue;
+      if (present === undefined) {
+        context.say(`setup cache: could not save ${entry.paths.join(", ")}`);
         continue;
       }
       // The archive gets a name of its own first, then the pointer names it: a reader sees
       // the old entry or the new one, whole.
       const sha = await fileSha256(temporary);
-      const name = `${key}-${sha.slice(0, 16)}.tar`;
+      const name = archiveName(key, sha);
       await rename(temporary, join(dir, name));
-      await writeFile(`${temporary}.sha256`, `${sha}  ${name}\n`);
-      await rename(`${temporary}.sha256`, join(dir, `${key}.sha256`));
+      await writeFile(`${temporary}.sha256`, pointerText(sha, name));
+      await rename(`${temporary}.sha256`, join(dir, pointerName(key)));
       context.say(`setup cache: saved ${present.join(", ")} (${key})`);
     } catch (error) {
-      context.say(`setup cache: could not save ${present.join(", ")}: ${(error as Error).message}`);
+      const paths = entry.paths.join(", ");
+      context.say(`setup cache: could not save ${paths}: ${(error as Error).message}`);
     } finally {
       await rm(temporary, { force: true });
       await rm(`${temporary}.sha256`, { force: true });

@@ -12,8 +12,8 @@ import {
   restoreSetupCache,
   saveSetupCache,
   type CacheContext,
-  type RestoreOutcome,
 } from "./setup-cache.js";
+import { restoreFromHub, saveToHub, type HubSetupCache } from "./hub-setup-cache.js";
 
 /** How a DevBox's setup ended: ready at `sha`, or failed for `why` with the output so far. */
 export type SetupOutcome =
@@ -34,11 +34,13 @@ export interface SetupContext {
   credentials: () => Promise<Record<string, string>>;
   /** Wraps each setup command (see {@link CommandSandbox}); git steps run as the agent. */
   sandbox?: CommandSandbox;
+  /** The setup cache kept by the hub, used when the DevBox sees no cache directory (ECS). */
+  hubCache?: HubSetupCache;
 }
 
 /**
  * Checks out the run branch, opens the checkout's command journal, restores the setup cache
- * (`devbox.cache`), runs the setup commands in order, stopping at the first that fails, and
+ * (`devbox.cache`, see {@link restoreCache}), runs the setup commands in order, stopping at the first that fails, and
  * saves the cache entries that missed once they all succeeded. A git step that fails is an
  * outcome; anything else thrown is not caught.
  */
@@ -64,16 +66,8 @@ export async function setUpCheckout(
     context.tee(`clustercode: set up while warm at ${sha}\n`);
     return { ok: true, sha, journal };
   }
-  const cache = settings.setupCache;
-  const cacheContext: CacheContext = {
-    ...context,
-    say: (line) => context.tee(`clustercode: ${line}\n`),
-  };
-  let restored: RestoreOutcome | undefined;
-  if (cache !== undefined && cache.entries.length > 0) {
-    restored = await restoreSetupCache(cacheContext, cache, settings.setup);
-  }
-  const hit = restored !== undefined && restored.hits.every(Boolean);
+  const cache = await restoreCache(context, settings);
+  const hit = cache?.hit === true;
   // Setup commands may skip an install the cache already made (actions/cache's `cache-hit`).
   const env = { ...context.env, [CACHE_HIT_ENV]: hit ? "true" : "false" };
   for (const [index, script] of settings.setup.entries()) {
@@ -99,8 +93,32 @@ export async function setUpCheckout(
     }
   }
   // Saved before any command of the run: what is kept is what setup made, nothing later.
-  if (cache !== undefined && restored !== undefined && !hit) {
-    await saveSetupCache(cacheContext, cache, restored);
-  }
+  if (cache !== undefined && !hit) await cache.save();
   return { ok: true, sha, journal };
+}
+
+/**
+ * Restores `devbox.cache` before setup: from the cache directories the DevBox sees (local
+ * DevBoxes), else through the hub (ECS DevBoxes), else not at all. Whether every entry was
+ * restored, and how to save those that missed once setup passed; undefined without a cache.
+ */
+async function restoreCache(
+  context: SetupContext,
+  settings: Pick<AgentSettings, "setup" | "setupCache">,
+): Promise<{ hit: boolean; save: () => Promise<void> } | undefined> {
+  const cache = settings.setupCache;
+  if (cache === undefined || cache.entries.length === 0) return undefined;
+  const cacheContext: CacheContext = {
+    ...context,
+    say: (line) => context.tee(`clustercode: ${line}\n`),
+  };
+  const hub = cache.dirs.length === 0 ? context.hubCache : undefined;
+  if (hub !== undefined) {
+    const restored = await restoreFromHub(cacheContext, hub, cache, settings.setup);
+    const hit = restored.hits.every(Boolean);
+    return { hit, save: () => saveToHub(cacheContext, hub, cache, restored) };
+  }
+  const restored = await restoreSetupCache(cacheContext, cache, settings.setup);
+  const hit = restored.hits.every(Boolean);
+  return { hit, save: () => saveSetupCache(cacheContext, cache, restored) };
 }

@@ -38,6 +38,10 @@ export function runTaskInput(
     [AGENT_ENV.branch]: spec.branch,
     [AGENT_ENV.baseBranch]: spec.baseBranch,
     [AGENT_ENV.setup]: JSON.stringify(spec.setup),
+    // No cache directory: the agent keeps `devbox.cache` through the hub, which scopes it.
+    ...(spec.cache === undefined || spec.cache.length === 0
+      ? {}
+      : { [AGENT_ENV.setupCache]: JSON.stringify(spec.cache) }),
     [AGENT_ENV.secrets]: JSON.stringify(spec.secrets),
     ...(spec.harnesses === undefined
       ? {}

@@ -33,6 +33,8 @@ import {
 } from "./egress-proxy.js";
 import { HubGit, type HubGitOptions } from "./git/git-service.js";
 import { hubRoutes } from "./routes.js";
+import { serveSetupCache, type DevBoxCacheScope } from "./cache/cache-route.js";
+import type { SetupCacheStore } from "./cache/cache-store.js";
 import { commandRequestSchema, describeIssues } from "../protocol.js";
 
 /** How a {@link DevBoxHub} is set up. */
@@ -68,6 +70,11 @@ export interface DevBoxHubOptions {
    * answers 404.
    */
   git?: HubGitOptions;
+  /**
+   * Where DevBoxes' setup cache is kept for those that see no cache directory (ECS DevBoxes;
+   * see `serveSetupCache`). Without it the cache route answers 404 and they cache nothing.
+   */
+  setupCache?: SetupCacheStore;
 }
 
 /** `/internal/devboxes/<id>/providers/<name><rest>`: a DevBox's request to a model provider. */
@@ -75,6 +82,9 @@ const PROVIDER_PATH = /^\/internal\/devboxes\/([^/]+)\/providers\/([a-z]+)(\/.*)
 
 /** `/internal/devboxes/<id>/git/<owner>/<repo>.git/<endpoint>`: git smart HTTP of a DevBox. */
 const GIT_PATH = /^\/internal\/devboxes\/([^/]+)\/git(\/.*)$/;
+
+/** `/internal/devboxes/<id>/cache<rest>`: a DevBox's setup cache (the rest is checked there). */
+const CACHE_PATH = /^\/internal\/devboxes\/([^/?]+)\/cache([/?].*)?$/;
 
 /** How long the hub remembers a released or lost DevBox. */
 const FORGET_AFTER_MS = 10 * 60_000;
@@ -135,13 +145,10 @@ export class DevBoxHub {
         return;
       }
       const git = GIT_PATH.exec(request.url ?? "");
-      if (git !== null) {
-        void this.#serveGit(request, response, git).catch((error: unknown) => {
-          this.#reportError(error);
-          if (!response.headersSent) response.writeHead(500).end();
-          else response.destroy();
-        });
-        return;
+      if (git !== null) return this.#streamed(response, this.#serveGit(request, response, git));
+      const cache = CACHE_PATH.exec(request.url ?? "");
+      if (cache !== null) {
+        return this.#streamed(response, this.#serveCache(request, response, cache));
       }
       const provider = PROVIDER_PATH.exec(request.url ?? "");
       if (provider === null) void listener(request, response);
@@ -263,6 +270,15 @@ export class DevBoxHub {
     this.#devboxes.set(input.devboxId, record);
     this.#secretValues.set(input.devboxId, input.secretValues ?? []);
     return { token };
+  }
+
+  /**
+   * Sets the repository and branches of DevBox `devboxId`'s setup cache (see
+   * `serveSetupCache`): it reads `branch`'s entries, then `baseBranch`'s, and writes only
+   * `branch`'s. The runtime says them once, before the DevBox starts; the DevBox never does.
+   */
+  scopeSetupCache(devboxId: string, scope: DevBoxCacheScope): void {
+    this.#record(devboxId).cacheScope = { ...scope };
   }
 
   /**
@@ -454,6 +470,37 @@ export class DevBoxHub {
     await this.#git.handle(request, response, caller, path, (refusal) =>
       this.#options.onEvent({ type: "push.refused", ...refusal }),
     );
+  }
+
+  /** Reports a streamed route's failure: a 500 when nothing was answered yet, else a cut. */
+  #streamed(response: ServerResponse, served: Promise<void>): void {
+    served.catch((error: unknown) => {
+      this.#reportError(error);
+      if (!response.headersSent) response.writeHead(500).end();
+      else response.destroy();
+    });
+  }
+
+  /** Serves a DevBox's setup cache request when it carries that DevBox's hub token. */
+  async #serveCache(
+    request: IncomingMessage,
+    response: ServerResponse,
+    [, encodedId = "", rest = ""]: RegExpExecArray,
+  ): Promise<void> {
+    let devboxId: string;
+    try {
+      devboxId = decodeURIComponent(encodedId);
+    } catch {
+      return refuseUnauthorized(response);
+    }
+    const record = this.#authenticate(devboxId, request.headers.authorization);
+    if (record === undefined) return refuseUnauthorized(response);
+    if (record.state === "active") record.lastSeenAt = this.#now();
+    await serveSetupCache(request, response, this.#options.setupCache, {
+      rest,
+      scope: record.cacheScope,
+      settingUp: record.state === "active" && !record.readyReported,
+    });
   }
 
   /** The record whose token the request carries, or undefined (answer 401 and nothing else). */

@@ -2,6 +2,7 @@ import type { ServerResponse } from "node:http";
 import type { CommandRequest } from "../../engine/commands.js";
 import { DevBoxError } from "../errors.js";
 import type { ProxyGrant } from "./provider-proxy.js";
+import type { DevBoxCacheScope } from "./cache/cache-route.js";
 import { isValidFileName, MAX_WAIT_SECONDS, type HeartbeatResponse } from "../protocol.js";
 
 /** What the hub knows about one registered DevBox. */
@@ -31,6 +32,8 @@ export interface DevBoxRecord {
   waiters: Set<() => void>;
   /** Its placeholder provider key and spend, once it was given one. */
   grant?: ProxyGrant;
+  /** Its setup cache's repository and branches, as the runtime registered it. */
+  cacheScope?: DevBoxCacheScope;
 }
 
 /** A fresh record for a DevBox registered at `now`. */

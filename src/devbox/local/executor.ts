@@ -15,7 +15,6 @@ import { launchAgent } from "./launch.js";
 import type { HubRelay } from "./hub-relay.js";
 import { chooseIsolation, devboxUid, UNSAFE_ENV, type Isolation } from "./sandbox.js";
 import { inheritedEnvironment } from "../../settings/process-environment.js";
-import { decodeSettings } from "../../settings/index.js";
 import { AGENT_ENV } from "../protocol.js";
 import { mirrorOf } from "./mirror.js";
 import { evictSetupCache, prepareSetupCacheDirs } from "./setup-cache-dirs.js";
@@ -56,6 +55,11 @@ export interface LocalExecutorOptions {
     onError?: (error: unknown) => void;
   };
   /**
+   * How large the setup cache may grow, in bytes, before it is trimmed (the host's decoded
+   * `CLUSTERCODE_SETUP_CACHE_MAX_MB`); default {@link DEFAULT_SETUP_CACHE_MAX_BYTES}.
+   */
+  setupCacheMaxBytes?: number;
+  /**
    * Whether checkouts are blobless clones from the host's mirror (default true); false: plain
    * full clones, as before mirrors (the benchmark's baseline).
    */
@@ -66,6 +70,9 @@ export interface LocalExecutorOptions {
    */
   mirrorFreshMs?: number;
 }
+
+/** The setup cache's limit when the host names none: the settings' default, 5120 MiB. */
+export const DEFAULT_SETUP_CACHE_MAX_BYTES = 5120 * 1024 * 1024;
 
 const DEVBOX_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -222,24 +229,14 @@ export class LocalExecutor implements DevBoxExecutor {
     const entries = request.spec.cache ?? [];
     if (entries.length === 0) return undefined;
     const { stateDir } = this.#options;
-    await evictSetupCache(stateDir, this.#setupCacheMaxBytes());
+    const maxBytes = this.#options.setupCacheMaxBytes ?? DEFAULT_SETUP_CACHE_MAX_BYTES;
+    await evictSetupCache(stateDir, maxBytes);
     const dirs = await prepareSetupCacheDirs(stateDir, request.repository, request.spec, uid);
     const env = {
       [AGENT_ENV.setupCache]: JSON.stringify(entries),
       [AGENT_ENV.setupCacheDirs]: JSON.stringify([dirs.writable, ...dirs.readOnly]),
     };
     return { ...dirs, env };
-  }
-
-  /** `CLUSTERCODE_SETUP_CACHE_MAX_MB` in bytes; the default when the environment is unreadable. */
-  #setupCacheMaxBytes(): number {
-    let megabytes = 5120;
-    try {
-      megabytes = decodeSettings(this.#env).devboxes.setupCacheMaxMb;
-    } catch {
-      // The runtime decoded its settings when it started; this reading only sizes a cache.
-    }
-    return megabytes * 1024 * 1024;
   }
 
   /** Stops the agent (SIGTERM, then SIGKILL after the grace) and any command it left running. */

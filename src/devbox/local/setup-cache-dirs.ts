@@ -1,7 +1,7 @@
-import { createHash } from "node:crypto";
 import { chmod, mkdir, readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { repositoryKey } from "./mirror.js";
+import { branchScope } from "../setup-cache-layout.js";
 
 /**
  * `<stateDir>/cache/<owner>/<repo>/<branch scope>`: where the setup cache of `repository` keeps
@@ -10,8 +10,7 @@ import { repositoryKey } from "./mirror.js";
  * request's branch cannot plant an entry that the default branch's runs would restore.
  */
 export function setupCacheDir(stateDir: string, repository: string, branch: string): string {
-  const scope = createHash("sha256").update(branch).digest("hex").slice(0, 24);
-  return join(stateDir, "cache", repositoryKey(repository), `branch-${scope}`);
+  return join(stateDir, "cache", repositoryKey(repository), branchScope(branch));
 }
 
 /** The directories a DevBox looks its cache up in: its run branch's (writable), then its base's. */

@@ -1,6 +1,7 @@
 import { installationTokenAuthEnv } from "../../devbox/hub/git/git-auth.js";
 import type { DevBoxEvent } from "../../devbox/hub/events.js";
 import { LocalExecutor } from "../../devbox/local/executor.js";
+import { setupCacheStore } from "../../devbox/hub/cache/store-from-settings.js";
 import type { WarmSource } from "../../devbox/local/warm-pool.js";
 import type { DefaultBranchMoves } from "../../devbox/local/branch-moves.js";
 import type { WarmDemand } from "../../devbox/warm-demand.js";
@@ -9,6 +10,7 @@ import { openDevBoxSide } from "../../runtime/devbox-side.js";
 import { splitDevBoxId } from "../../runtime/devbox-registry.js";
 import type { DevBoxPorts } from "../../runtime/host.js";
 import type { DevBoxEventSink, HostLog, SurfacesPort } from "../../runtime/ports.js";
+import { RunRepository } from "../../store/run-repository.js";
 import type { Store } from "../../store/store.js";
 import type { Installations } from "../client/installations.js";
 import { TokenScrubbingExecutor } from "./clone-source.js";
@@ -23,6 +25,8 @@ export type ExecutorPort = (hooks: {
   onNotice: (devboxId: string, notice: string | undefined) => void;
 }) => Promise<ExecutorChoice>;
 
+const MIB = 1024 * 1024;
+
 /** The executor the environment chooses: local DevBoxes, or ECS tasks. */
 export function executorFromEnv(
   stateDir: string,
@@ -35,10 +39,16 @@ export function executorFromEnv(
     onError?: (error: unknown) => void;
   },
 ): ExecutorPort {
-  const max = decodeSettings(env).devboxes.warmMax;
-  const warm = warmFrom === undefined ? {} : { warm: { max, ...warmFrom } };
+  const { devboxes } = decodeSettings(env);
+  const warm = warmFrom === undefined ? {} : { warm: { max: devboxes.warmMax, ...warmFrom } };
   const local = () =>
-    new LocalExecutor({ stateDir, env, ...(cliPath === undefined ? {} : { cliPath }), ...warm });
+    new LocalExecutor({
+      stateDir,
+      env,
+      ...(cliPath === undefined ? {} : { cliPath }),
+      ...warm,
+      setupCacheMaxBytes: devboxes.setupCacheMaxMb * MIB,
+    });
   return ({ onLost, onNotice }) => chooseExecutor(env, local, onLost, onNotice);
 }
 
@@ -92,6 +102,8 @@ export async function appDevBoxes(
   });
   const { executor } = choice;
   if (executor instanceof TokenScrubbingExecutor) await executor.reap();
+  const runs = new RunRepository(store);
+  const upstream = repositoryUpstream(installations, options.cloneUrl);
   return openDevBoxSide(
     {
       stateDir: options.stateDir,
@@ -103,12 +115,10 @@ export async function appDevBoxes(
       hubPort: choice.hubPort,
       // `github` in a devbox.network.allow list means the GHE host there.
       ...(env.GHE_HOST === undefined ? {} : { repositoryHost: env.GHE_HOST }),
+      // ECS DevBoxes keep their setup cache through the hub: on this host, or in the bucket.
+      setupCache: setupCacheStore(options.stateDir, decodeSettings(env)),
       // DevBoxes clone and push through the hub, which alone holds the installation token.
-      upstreamOf: async (runId) =>
-        repositoryUpstream(
-          installations,
-          options.cloneUrl,
-        )((await store.getRun(runId))?.repo ?? ""),
+      upstreamOf: async (runId) => upstream((await runs.repoOf(runId)) ?? ""),
     },
     events,
   );

@@ -24,17 +24,24 @@ export class KeyedQueue<K = string> implements Idler {
   /**
    * Runs `work` after everything queued under `key`, unless coalesced work of the key waits to
    * start already: then that one run serves both (a burst of requests costs one run after the
-   * one under way).
+   * one under way). With `settle`, the work's turn begins by waiting for it (a debounce), and
+   * requests keep joining it until then.
    */
-  coalesce(key: K, work: () => Promise<void>): Promise<void> {
+  coalesce(key: K, work: () => Promise<void>, settle?: () => Promise<void>): Promise<void> {
     const waiting = this.#waiting.get(key);
     if (waiting !== undefined) return waiting;
-    const queued = this.run(key, () => {
+    const start = () => {
       this.#waiting.delete(key);
       return work();
-    });
+    };
+    const queued = this.run(key, settle === undefined ? start : () => settle().then(start, start));
     this.#waiting.set(key, queued);
     return queued;
+  }
+
+  /** Does coalesced work of `key` wait to start (queued, or still settling)? */
+  waits(key: K): boolean {
+    return this.#waiting.has(key);
   }
 
   /** Is work queued or running under `key`? */

@@ -50,8 +50,13 @@ async function startDevBox(
   id: string,
   token: string,
 ): Promise<void> {
-  const { runId, hub, executor, store, source } = context;
-  const repo = (await store.getRun(runId))?.repo;
+  const { runId, hub, executor, runs, source } = context;
+  const repo = await runs.repoOf(runId);
+  // Git goes through the hub, which holds the repository's credentials.
+  const repository = hub.servesGit ? hub.gitUrl(id, repo ?? "") : await source.repositoryOf(runId);
+  // The setup cache's scopes are the runtime's to say, never the DevBox's.
+  const { branch, baseBranch } = effect.spec;
+  hub.scopeSetupCache(id, { repository, branch, baseBranch });
   // Provider keys the hub holds stay with it: the DevBox gets placeholders and its proxy.
   const providerEnv = hub.providerEnv(id, effect.spec.secrets);
   const names = effect.spec.secrets.filter((name) => providerEnv[name] === undefined);
@@ -67,8 +72,7 @@ async function startDevBox(
     apiUrl: hub.url,
     token,
     spec: { ...effect.spec, secrets: names },
-    // Git goes through the hub, which holds the repository's credentials.
-    repository: hub.servesGit ? hub.gitUrl(id, repo ?? "") : await source.repositoryOf(runId),
+    repository,
     // Warm DevBoxes are kept per repository (see `devbox.warm`).
     ...(repo === undefined ? {} : { repo }),
     env: secrets,

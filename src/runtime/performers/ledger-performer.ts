@@ -3,12 +3,12 @@ import type { Performer } from "./performer.js";
 
 /** Adds to the daily ledger of the run's repository and workflow; answers with the total. */
 export const addToLedger: Performer<"ledger.add"> = async (context, effect) => {
-  const { store, runId } = context;
-  const run = await store.getRun(runId);
+  const { store, runs, runId } = context;
+  const repo = await runs.repoOf(runId);
   // Keyed by the effect, so that performing it again (after a lost answer or a crash before its
   // receipt) adds nothing; a check (0) needs no key, and a re-asked one has none.
   const totalUsd = await store.addCost(
-    `${run?.repo ?? "unknown"}#${effect.workflow}`,
+    `${repo ?? "unknown"}#${effect.workflow}`,
     effect.day,
     effect.usd,
     ...(effect.usd === 0 ? [] : [`${runId}/${effect.seq}`]),

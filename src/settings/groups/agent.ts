@@ -40,7 +40,7 @@ export const agent = {
     }),
     setupCacheDirs: withDefault("CLUSTERCODE_SETUP_CACHE_DIRS", jsonStrings(), [], {
       description:
-        "Where the setup cache is looked up, in order; saves go to the first (the run branch's).",
+        "Where the setup cache is looked up, in order; saves go to the first (the run branch's). None (ECS DevBoxes): the agent keeps the cache through the hub's cache route.",
       readers: AGENT,
     }),
     secretNames: withDefault("CLUSTERCODE_SECRET_NAMES", jsonStrings(), [], {

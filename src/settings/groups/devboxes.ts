@@ -1,4 +1,4 @@
-import { flag, milliseconds, oneOf, text, whole } from "../kinds.js";
+import { flag, httpUrl, milliseconds, oneOf, text, whole } from "../kinds.js";
 import { optional, withDefault, type SettingGroup } from "../setting.js";
 
 const BOTH = ["app", "cli"] as const;
@@ -29,8 +29,28 @@ export const devboxes = {
     }),
     setupCacheMaxMb: withDefault("CLUSTERCODE_SETUP_CACHE_MAX_MB", whole(0, 10_000_000), 5120, {
       description:
-        "Local DevBoxes: the most the setup cache (`devbox.cache`, under `<state>/cache/`) may hold, in MiB; the least recently used entries go first. `0` keeps nothing.",
+        "The most the setup cache on this host (`devbox.cache`, under `<state>/cache/`: local DevBoxes', and ECS DevBoxes' without a bucket) may hold, in MiB; the least recently used entries go first. `0` keeps nothing.",
       readers: BOTH,
+    }),
+    setupCacheEntryMaxMb: withDefault(
+      "CLUSTERCODE_SETUP_CACHE_ENTRY_MAX_MB",
+      whole(1, 1_000_000),
+      2048,
+      {
+        description:
+          "ECS DevBoxes: the largest setup cache entry the hub takes, in MiB; a larger one is refused before a byte of it is stored (on the host it is also at most `CLUSTERCODE_SETUP_CACHE_MAX_MB`).",
+        readers: BOTH,
+      },
+    ),
+    setupCacheBucket: optional("CLUSTERCODE_SETUP_CACHE_BUCKET", text(), {
+      description:
+        "ECS DevBoxes: the S3 bucket the hub keeps their setup cache in (the CDK stack sets it). Unset: a directory of the app's host, `<state>/cache/`, as for local DevBoxes.",
+      readers: ["app"],
+    }),
+    setupCacheS3Endpoint: optional("CLUSTERCODE_SETUP_CACHE_S3_ENDPOINT", httpUrl(), {
+      description:
+        "An S3 endpoint for the setup cache bucket (tests, emulators); objects are then addressed by path.",
+      readers: ["app"],
     }),
     leaseMs: withDefault("CLUSTERCODE_DEVBOX_LEASE_MS", milliseconds(), 15_000, {
       description:

@@ -36,7 +36,8 @@ export const store = {
       readers: BOTH,
     }),
     awsRegion: optional("AWS_REGION", text(), {
-      description: "The AWS region of DynamoDB (default `us-east-1`) and of the ECS executor.",
+      description:
+        "The AWS region of DynamoDB (default `us-east-1`), of the ECS executor and of the setup cache bucket.",
       readers: BOTH,
     }),
     awsAccessKeyId: optional("AWS_ACCESS_KEY_ID", text(), {

@@ -180,6 +180,23 @@ describe("EcsExecutor", () => {
     });
   });
 
+  it("gives the task devbox.cache but no cache directory: its agent keeps it through the hub", async () => {
+    const { executor } = await setup();
+    const cache = [{ key: ["package-lock.json"], paths: ["node_modules"] }];
+    await executor.start(request("r1-d1", { spec: { ...spec, cache } }));
+    const [run] = fake.sent("RunTask");
+    const overrides = run?.overrides as {
+      containerOverrides: { environment: { name: string; value: string }[] }[];
+    };
+    const environment = overrides.containerOverrides[0]?.environment ?? [];
+    const names = environment.map((pair) => pair.name);
+    expect(environment).toContainEqual({
+      name: "CLUSTERCODE_SETUP_CACHE",
+      value: JSON.stringify(cache),
+    });
+    expect(names).not.toContain("CLUSTERCODE_SETUP_CACHE_DIRS");
+  });
+
   it("registers a task definition once per (image, cpu, memory, secrets) and reuses it", async () => {
     const { executor, make } = await setup();
     await executor.start(request("r1-d1"));

@@ -58,4 +58,22 @@ describe("KeyedQueue", () => {
     await queue.idle();
     expect(done).toBe(2);
   });
+
+  it("lets requests join coalesced work until its settle step is over", async () => {
+    const queue = new KeyedQueue();
+    const settled = deferred();
+    let runs = 0;
+    const work = () => Promise.resolve(void runs++);
+    const first = queue.coalesce("run-1", work, () => settled.promise);
+    await Promise.resolve();
+    // Its turn has come, but it still settles (a debounce): a request now is served by it.
+    expect(queue.waits("run-1")).toBe(true);
+    expect(queue.coalesce("run-1", work)).toBe(first);
+    settled.resolve();
+    await first;
+    expect(runs).toBe(1);
+    expect(queue.waits("run-1")).toBe(false);
+    await queue.idle();
+    expect(queue.has("run-1")).toBe(false);
+  });
 });
