@@ -15,9 +15,12 @@
 // The repository and the project are generated once into BENCH_DIR (default
 // `$TMPDIR/clustercode-bench-devbox`), outside this repository, and reused after.
 //
-//   node bench/devbox-start.js [--small] [--runs N] [--via-hub] [clone|setup]   needs `npm run build`
+//   node bench/devbox-start.js [--small] [--runs N] [--via-hub] [--fresh-mirror] [clone|setup]
+//   (needs `npm run build`)
 //
 // --via-hub clones (a) through the hub's git route, as on the app, instead of from `file://`.
+// --fresh-mirror makes every partial claim fetch the mirror, as if the last fetch were more than
+// the executor's freshness window (30 s) ago; without it, claims in a row share one fetch.
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -32,6 +35,8 @@ const RUNS = Number(args[args.indexOf("--runs") + 1] ?? 3) || 3;
 const ONLY = args.find((arg) => arg === "clone" || arg === "setup");
 /** Clone through the hub's git route (as on the app) instead of from a `file://` address. */
 const VIA_HUB = args.includes("--via-hub");
+/** Every partial claim fetches the mirror (no claim within the freshness window of another). */
+const FRESH_MIRROR = args.includes("--fresh-mirror");
 const BENCH_DIR = process.env.BENCH_DIR ?? join(tmpdir(), "clustercode-bench-devbox");
 const COMMITS = SMALL ? 2_000 : 20_000;
 /** Bytes of incompressible content each commit writes: 10.5 KiB × 20,000 ≈ 210 MiB. */
@@ -116,6 +121,7 @@ async function claim(hub, repository, { stateDir, setup = [], cache, partialClon
   const executor = new LocalExecutor({
     stateDir,
     partialClones,
+    ...(FRESH_MIRROR ? { mirrorFreshMs: 0 } : {}),
     env: { ...process.env, CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: "1" },
   });
   const devboxId = `bench-${randomBytes(4).toString("hex")}`;
@@ -191,7 +197,7 @@ async function benchClone(fileHub, work) {
   const ratio = (100 * median(partial)) / median(full);
   if (VIA_HUB) await hub.close();
   console.log(
-    `(a) ${COMMITS} commits${VIA_HUB ? " through the hub" : ""}: full clone ${seconds(median(full))}, partial clone from the mirror ${seconds(median(partial))} (${ratio.toFixed(1)} %; target ≤ 20 %); the claim that made the mirror: ${seconds(first)}`,
+    `(a) ${COMMITS} commits${VIA_HUB ? " through the hub" : ""}${FRESH_MIRROR ? ", mirror fetched by every claim" : ""}: full clone ${seconds(median(full))}, partial clone from the mirror ${seconds(median(partial))} (${ratio.toFixed(1)} %; target ≤ 20 %); the claim that made the mirror: ${seconds(first)}`,
   );
 }
 

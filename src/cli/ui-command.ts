@@ -4,6 +4,7 @@ import { resolve } from "node:path";
 import { createEditorHandler } from "../editor/editor-server.js";
 import { LocalWorkflowFiles } from "../editor/local-workflow-files.js";
 import { LocalHost } from "../runtime/local-host.js";
+import { localWarmDemand } from "./local-warm.js";
 import { RunRepository } from "../store/run-repository.js";
 import { LocalRunPages } from "../ui/local-run-pages.js";
 import { createRunPagesHandler } from "../ui/run-pages-server.js";
@@ -26,8 +27,10 @@ const ui: Command = async (args, io) => {
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UsageError("--port must be a port number");
   const stateDir = resolveStateDir(values["state-dir"], io.env);
-  const host = await LocalHost.open({ command: "ui", stateDir, env: io.env });
   const repo = resolve(io.cwd, values.repo ?? ".");
+  // The session's first DevBox of this repository (a run answered here) is then a warm one.
+  const warmDemand = await localWarmDemand(repo);
+  const host = await LocalHost.open({ command: "ui", stateDir, env: io.env, warmDemand });
   const server = createServer();
   const pages = new LocalRunPages({
     host: {

@@ -1,6 +1,6 @@
-import { parseMemoryMiB } from "../workflow/duration.js";
 import type { WorkflowNode } from "../workflow/workflow.schema.js";
 import type { DevBoxCommand } from "./commands.js";
+import { devboxShapeOf } from "./devbox-shape.js";
 import type {
   ActiveNode,
   Effect,
@@ -116,26 +116,17 @@ export class Transition {
 
   /** Asks for a new DevBox on `branch`, created from the run branch or the base branch. */
   claimDevBox(branch: string): HeldDevBox {
-    const devbox = this.definition.workflow.devbox;
     const id = `d${this.snapshot.seq}`;
     const base = this.snapshot.branchPushed ? this.snapshot.branch : this.definition.baseBranch;
+    const { workflow, baseBranch } = this.definition;
     this.emit({
       type: "devbox.claim",
       devboxId: id,
       spec: {
         branch,
         baseBranch: base,
-        setup: devbox?.setup ?? [],
-        secrets: devbox?.secrets ?? [],
+        ...devboxShapeOf(workflow, baseBranch),
         ...harnessesOf(this.definition),
-        ...(devbox?.image === undefined ? {} : { image: devbox.image }),
-        ...(devbox?.cpu === undefined ? {} : { cpu: devbox.cpu }),
-        ...(devbox?.memory === undefined ? {} : { memoryMiB: parseMemoryMiB(devbox.memory) }),
-        ...(devbox?.network === undefined ? {} : { networkAllow: devbox.network.allow }),
-        ...(devbox?.warm === undefined
-          ? {}
-          : { warm: { count: devbox.warm, branch: this.definition.baseBranch } }),
-        ...(devbox?.cache === undefined ? {} : { cache: devbox.cache }),
       },
     });
     this.record("devbox.claimed", { devbox: id, branch });

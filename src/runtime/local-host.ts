@@ -1,5 +1,6 @@
 import { GitDiffSource } from "../agents/diff-source.js";
 import { LocalExecutor } from "../devbox/local/executor.js";
+import type { WarmDemand } from "../devbox/warm-demand.js";
 import { decodeSettings } from "../settings/index.js";
 import type { Effect, RunDefinition, RunEvent, RunSnapshot } from "../engine/model.js";
 import { openStore } from "../store/embedded.js";
@@ -25,6 +26,8 @@ export interface LocalHostOptions {
   now?: () => number;
   /** Told after every transition of every run. */
   onTransition?: (run: RunDocument, effects: Effect[], event: RunEvent) => void;
+  /** The warm DevBoxes the local workflows ask for before any claim (`clustercode ui`). */
+  warmDemand?: WarmDemand;
 }
 
 /** Waiters for runs to settle, woken after each transition or when the host fails. */
@@ -202,7 +205,11 @@ async function localDevBoxes(
   // The repository is a local path: warm DevBoxes clone it as it is, with no credentials.
   const settings = decodeSettings(options.env);
   const { devboxes } = settings;
-  const warm = { max: devboxes.warmMax, source: localSource };
+  const warm = {
+    max: devboxes.warmMax,
+    source: localSource,
+    ...(options.warmDemand === undefined ? {} : { demand: options.warmDemand }),
+  };
   const executor = new LocalExecutor({
     stateDir: options.stateDir,
     env: options.env,

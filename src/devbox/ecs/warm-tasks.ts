@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { DevBoxSpec } from "../../engine/commands.js";
 import type { DefaultBranchMoves } from "../branch-moves.js";
+import type { WarmDemand, WarmSpec } from "../warm-demand.js";
 import type { StartRequest } from "../executor.js";
 import { templateOf, warmKey, type WarmTemplate } from "../warm-key.js";
 import type { WarmClaim, WarmIdentities, WarmIdentity } from "../warm-protocol.js";
@@ -11,6 +12,8 @@ export interface EcsWarmOptions {
   max: number;
   /** Pushes to default branches: the repository's warm tasks are stopped and started anew. */
   moves?: DefaultBranchMoves;
+  /** What the default branches' workflows ask for: their pools fill before the first claim. */
+  demand?: WarmDemand;
   /** How long a ready task has to take its claim before the claim starts cold; default 10 s. */
   handoverMs?: number;
   /** A pool nobody claimed from for this long is let go; default one hour. */
@@ -51,6 +54,8 @@ interface Pool {
   spec: DevBoxSpec;
   tasks: WarmTask[];
   lastClaim: number;
+  /** Asked for by the default branch's workflows: kept while idle, as the local pool does. */
+  declared?: boolean;
 }
 
 /**
@@ -72,6 +77,35 @@ export class EcsWarmTasks {
     this.#port = port;
     this.#identities = identities;
     options.moves?.listen((repo) => this.baseMoved(repo));
+    options.demand?.listen((repo, specs) => this.declare(repo, specs));
+  }
+
+  /**
+   * Keeps the warm tasks `specs` ask for (read from `repo`'s default branch) before any claim,
+   * and stops the pools of `repo` its workflows no longer ask for. Until a claim brings its own
+   * spec, a declared pool's tasks use the spec the declaration implies.
+   */
+  declare(repo: string, specs: readonly WarmSpec[]): void {
+    if (this.#life.signal.aborted) return;
+    const wanted = new Set<string>();
+    if (GITHUB_REPO.test(repo)) {
+      for (const spec of specs) {
+        if (spec.repo !== repo || spec.count === 0) continue;
+        const key = warmKey(spec);
+        const known = this.#pools.get(key);
+        // Shapes the engine tells apart may share a pool (see warmKey): the larger count.
+        const count = Math.max(wanted.has(key) ? (known?.template.count ?? 0) : 0, spec.count);
+        wanted.add(key);
+        const pool = this.#poolOf({ ...spec, count }, known?.spec ?? declaredSpec(spec));
+        if (pool !== undefined) pool.declared = true;
+      }
+    }
+    for (const [key, pool] of this.#pools) {
+      if (pool.template.repo !== repo || wanted.has(key)) continue;
+      pool.declared = false;
+      pool.template = { ...pool.template, count: 0 };
+    }
+    this.#refill();
   }
 
   /**
@@ -227,7 +261,7 @@ export class EcsWarmTasks {
   #letIdleGo(): void {
     const idleMs = this.#options.idleMs ?? 3_600_000;
     for (const [key, pool] of this.#pools) {
-      if (this.#now() - pool.lastClaim <= idleMs) continue;
+      if (pool.declared === true || this.#now() - pool.lastClaim <= idleMs) continue;
       for (const task of pool.tasks.splice(0)) this.#stop(task, "the pool went idle");
       this.#pools.delete(key);
     }
@@ -251,4 +285,19 @@ export class EcsWarmTasks {
   #now(): number {
     return (this.#options.now ?? Date.now)();
   }
+}
+
+/** The DevBox spec a declared warm spec implies, for its tasks' definition before any claim. */
+function declaredSpec(spec: WarmSpec): DevBoxSpec {
+  return {
+    branch: spec.branch,
+    baseBranch: spec.branch,
+    setup: spec.setup,
+    secrets: spec.secrets,
+    warm: { count: spec.count, branch: spec.branch },
+    ...(spec.image === undefined ? {} : { image: spec.image }),
+    ...(spec.cpu === undefined ? {} : { cpu: spec.cpu }),
+    ...(spec.memoryMiB === undefined ? {} : { memoryMiB: spec.memoryMiB }),
+    ...(spec.networkAllow === undefined ? {} : { networkAllow: spec.networkAllow }),
+  };
 }

@@ -5,7 +5,7 @@ import { hubGitAuthEnv } from "../hub/git/git-auth.js";
 import { OutputTail } from "../output-tail.js";
 import { runProcess } from "../process-runner.js";
 import { viaHub } from "./agent-env.js";
-import { git, mirrorPath, refreshMirror } from "./mirror.js";
+import { git, MIRROR_FRESH_MS, mirrorOf, refreshMirror } from "./mirror.js";
 import { withoutCredentials } from "./repository-url.js";
 
 /** The remote a partial checkout fetches missing blobs from: the host's mirror, no network. */
@@ -17,6 +17,11 @@ export interface ClonePaths {
   checkout: string;
   /** Where mirrors live (`<stateDir>`); without it the clone is a plain one. */
   stateDir?: string;
+  /**
+   * How long after a fetch of the mirror a clone takes it as it is (default
+   * {@link MIRROR_FRESH_MS}; 0: fetch it for every clone).
+   */
+  mirrorFreshMs?: number;
   /** Writes one line to the DevBox's log. */
   say?: (line: string) => void;
 }
@@ -88,9 +93,13 @@ async function partialClone(
   paths: ClonePaths & { stateDir: string },
   env: Record<string, string>,
 ): Promise<void> {
-  const mirror = mirrorPath(paths.stateDir, request.repository);
+  const mirror = mirrorOf(paths.stateDir, request);
   const auth = viaHub(request) ? hubGitAuthEnv(request.token) : {};
-  await refreshMirror(mirror, request.repository, { ...env, ...auth });
+  // A mirror fetched moments ago (claims in a row, prototype variants) is not fetched again: a
+  // round trip through the hub, which makes a staging repository for the DevBox first. The clone
+  // is only a starting point: the agent fetches its run branch or base from origin in any case.
+  const freshMs = paths.mirrorFreshMs ?? MIRROR_FRESH_MS;
+  await refreshMirror(mirror, request.repository, { ...env, ...auth }, freshMs);
   const branch = await firstBranch(mirror, [request.spec.branch, request.spec.baseBranch], env);
   await rm(paths.checkout, { recursive: true, force: true });
   try {

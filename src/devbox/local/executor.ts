@@ -16,10 +16,11 @@ import type { HubRelay } from "./hub-relay.js";
 import { chooseIsolation, devboxUid, UNSAFE_ENV, type Isolation } from "./sandbox.js";
 import { inheritedEnvironment } from "../../settings/process-environment.js";
 import { AGENT_ENV } from "../protocol.js";
-import { mirrorPath } from "./mirror.js";
+import { mirrorOf } from "./mirror.js";
 import { evictSetupCache, prepareSetupCacheDirs } from "./setup-cache-dirs.js";
 import { WarmPool, type WarmSource } from "./warm-pool.js";
 import type { DefaultBranchMoves } from "../branch-moves.js";
+import type { WarmDemand } from "../warm-demand.js";
 import { devBoxPaths, type LocalDevBoxPaths } from "./devbox-paths.js";
 import { runWarmSetup } from "./warm-setup.js";
 
@@ -49,6 +50,8 @@ export interface LocalExecutorOptions {
     source: WarmSource;
     /** Pushes to default branches, which make the warm DevBoxes of their repository again. */
     moves?: DefaultBranchMoves;
+    /** What the default branches' workflows ask for: pools filled before their first claim. */
+    demand?: WarmDemand;
     onError?: (error: unknown) => void;
   };
   /**
@@ -61,6 +64,11 @@ export interface LocalExecutorOptions {
    * full clones, as before mirrors (the benchmark's baseline).
    */
   partialClones?: boolean;
+  /**
+   * How long after a fetch of a repository's mirror a claim clones from it without fetching it
+   * again (default 30 s; 0: every claim fetches it, as the benchmark's `--fresh-mirror`).
+   */
+  mirrorFreshMs?: number;
 }
 
 /** The setup cache's limit when the host names none: the settings' default, 5120 MiB. */
@@ -102,15 +110,17 @@ export class LocalExecutor implements DevBoxExecutor {
       source: warm.source,
       env,
       paths: (dir) => devBoxPaths(dir),
-      setUp: (paths, setup, signal) => {
+      setUp: (paths, setup, mirror, signal) => {
         const asRoot = process.getuid?.() === 0;
         const uid = asRoot ? { uid: devboxUid(basename(paths.dir)) } : {};
-        const options = { isolation: this.isolation(), cliPath: this.#cliPath, env, ...uid };
+        const isolation = this.isolation();
+        const options = { isolation, cliPath: this.#cliPath, env, mirror, ...uid };
         return runWarmSetup(paths, setup, signal, options);
       },
       ...(warm.onError === undefined ? {} : { onError: warm.onError }),
     });
     warm.moves?.listen((repo) => pool.baseMoved(repo));
+    warm.demand?.listen((repo, specs) => pool.declare(repo, specs));
     return pool;
   }
 
@@ -148,7 +158,7 @@ export class LocalExecutor implements DevBoxExecutor {
       await this.#prepareCheckout(request, paths, (line) => writeLine(log.fd, line));
       const uid = process.getuid?.() === 0 ? devboxUid(request.devboxId) : undefined;
       const cache = await this.#setupCache(request, uid);
-      const mirror = mirrorPath(this.#options.stateDir, request.repository);
+      const mirror = mirrorOf(this.#options.stateDir, request);
       const { child: spawned, relay } = await launchAgent({
         isolation,
         devboxId: request.devboxId,
@@ -195,8 +205,9 @@ export class LocalExecutor implements DevBoxExecutor {
   ): Promise<void> {
     const env = passedOn(this.#env);
     if (!existsSync(join(paths.checkout, ".git"))) {
-      const mirrors =
-        this.#options.partialClones === false ? {} : { stateDir: this.#options.stateDir };
+      const { partialClones, stateDir, mirrorFreshMs } = this.#options;
+      const fresh = mirrorFreshMs === undefined ? {} : { mirrorFreshMs };
+      const mirrors = partialClones === false ? {} : { stateDir, ...fresh };
       await cloneCheckout(request, { ...paths, ...mirrors, say }, env);
     } else if (!(await setOrigin(paths, request.repository, env))) {
       throw new DevBoxError(

@@ -29,16 +29,47 @@ export function mirrorPath(stateDir: string, repository: string): string {
   return join(stateDir, "mirrors", `${repositoryKey(repository)}.git`);
 }
 
+/**
+ * The mirror a claim of `request` clones from and binds into its sandbox: named by the
+ * repository as the runtime names it (`owner/name`, or a local path, hashed) when the request
+ * says, so that warm DevBoxes, made before any claim and with no hub route to name, share it;
+ * else by the address it is cloned from.
+ */
+export function mirrorOf(stateDir: string, request: { repository: string; repo?: string }): string {
+  return request.repo === undefined
+    ? mirrorPath(stateDir, request.repository)
+    : repoMirrorPath(stateDir, request.repo);
+}
+
+/** `<stateDir>/mirrors/<key>.git`: the bare mirror of `repo` (`owner/name`, or a local path). */
+export function repoMirrorPath(stateDir: string, repo: string): string {
+  const plain = withoutCredentials(repo);
+  const key =
+    OWNER_REPO.test(plain) && !plain.split("/").includes("..")
+      ? plain
+      : `local/${createHash("sha256").update(plain).digest("hex").slice(0, 24)}`;
+  return join(stateDir, "mirrors", `${key}.git`);
+}
+
 /** How long a claim waits for another process's fetch of the same mirror before going alone. */
 const LOCK_WAIT_MS = 120_000;
 /** A lock older than this was left by a process that died while fetching. */
 const STALE_LOCK_MS = 10 * 60_000;
 
 const inFlight = new Map<string, Promise<void>>();
+/** When the last fetch of each mirror that succeeded in this process started. */
+const fetchedAt = new Map<string, number>();
+
+/**
+ * How long after a fetch a claim clones from a mirror without fetching it again (see
+ * {@link refreshMirror}); 0: always fetch.
+ */
+export const MIRROR_FRESH_MS = 30_000;
 
 /**
  * Fetches every branch of `repository` into the bare mirror at `mirror` (created on first use),
- * so that a clone from it needs nothing from the network. Claims in this process that arrive
+ * so that a clone from it needs nothing from the network; not again when this process fetched
+ * it less than `freshMs` ago (default 0: always). Claims in this process that arrive
  * while a fetch runs share it; other processes wait on a lock directory. `auth` is environment
  * (never argv, never the mirror's config): the mirror holds no credentials and no remote URL.
  * Throws an Error with git's output when the fetch fails.
@@ -47,12 +78,16 @@ export function refreshMirror(
   mirror: string,
   repository: string,
   env: Record<string, string>,
+  freshMs = 0,
 ): Promise<void> {
   const running = inFlight.get(mirror);
   if (running !== undefined) return running;
-  const fetching = withLock(`${mirror}.lock`, () => fetchMirror(mirror, repository, env)).finally(
-    () => inFlight.delete(mirror),
-  );
+  const started = Date.now();
+  if (started - (fetchedAt.get(mirror) ?? -Infinity) < freshMs && existsSync(join(mirror, "HEAD")))
+    return Promise.resolve();
+  const fetching = withLock(`${mirror}.lock`, () => fetchMirror(mirror, repository, env))
+    .then(() => void fetchedAt.set(mirror, started))
+    .finally(() => inFlight.delete(mirror));
   inFlight.set(mirror, fetching);
   return fetching;
 }

@@ -1,18 +1,20 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, readdir, rename, rm } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, rename, rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { StartRequest } from "../executor.js";
-import { OutputTail } from "../output-tail.js";
-import { runProcess } from "../process-runner.js";
 import { writeWarmMarker } from "../warm-marker.js";
 import { templateOf, warmKey, type WarmTemplate } from "../warm-key.js";
+import {
+  cloneWarm,
+  niceGit,
+  removeLeftWarmDirs,
+  type WarmGit,
+  type WarmSource,
+} from "./warm-clone.js";
 import type { LocalDevBoxPaths } from "./devbox-paths.js";
-import { isAlive } from "./process-info.js";
-import { nice } from "./warm-setup.js";
 
-/** Where a repository is cloned from before any run claims it, and git's credentials for it. */
-export type WarmSource = (repo: string) => Promise<{ url: string; env: Record<string, string> }>;
+export type { WarmSource } from "./warm-clone.js";
 
 /** How a {@link WarmPool} is set up. */
 export interface WarmPoolOptions {
@@ -25,10 +27,14 @@ export interface WarmPoolOptions {
   env: Record<string, string>;
   /** The paths of a DevBox directory (the executor's layout). */
   paths: (dir: string) => LocalDevBoxPaths;
-  /** Runs the setup in the warm checkout, sandboxed and without the hub; true when it passed. */
+  /**
+   * Runs the setup in the warm checkout, sandboxed and without the hub, with the mirror its
+   * checkout borrows objects from; true when it passed.
+   */
   setUp: (
     paths: LocalDevBoxPaths,
     setup: readonly string[],
+    mirror: string,
     signal: AbortSignal,
   ) => Promise<boolean>;
   /** A warm DevBox that could not be made ready (the pool tries again at the next claim). */
@@ -54,6 +60,11 @@ interface Pool {
   lastClaim: number;
   /** Bumped when the default branch moved: DevBoxes made for an older one are discarded. */
   generation: number;
+  /**
+   * Asked for by the default branch's workflows (see {@link WarmPool.declare}): its count is
+   * theirs, not a claim's (a run pinned to an older workflow), and it is kept while idle.
+   */
+  declared: boolean;
 }
 
 /**
@@ -67,10 +78,12 @@ export class WarmPool {
   readonly #pools = new Map<string, Pool>();
   readonly #life = new AbortController();
   readonly #work = new Set<Promise<void>>();
+  readonly #git: WarmGit;
 
   constructor(options: WarmPoolOptions) {
     this.#options = options;
-    this.#track(this.#sweep());
+    this.#git = niceGit(options.env, this.#life.signal);
+    this.#track(removeLeftWarmDirs(this.#root));
   }
 
   /**
@@ -87,11 +100,15 @@ export class WarmPool {
     pool.lastClaim = this.#now();
     let entry = pool.ready.shift();
     if (entry !== undefined) {
-      // Should the move fail, the claim clones as without a pool.
-      const moved = await rename(entry.dir, dir).then(
-        () => true,
-        () => false,
-      );
+      // Should the move fail, the claim clones as without a pool. The first DevBox of a host
+      // may be a warm one: the directory it moves into may not exist yet.
+      const from = entry.dir;
+      const moved = await mkdir(dirname(dir), { recursive: true })
+        .then(() => rename(from, dir))
+        .then(
+          () => true,
+          () => false,
+        );
       if (!moved) this.#remove(entry.dir);
       if (!moved) entry = undefined;
     }
@@ -105,6 +122,31 @@ export class WarmPool {
       }),
     );
     return entry !== undefined;
+  }
+
+  /**
+   * Makes the pools of `repo` exactly those `specs` ask for (its default branch's workflows,
+   * read before any claim): each fills at once, and a pool of `repo` no spec asks for any more
+   * (its workflow dropped `warm`) lets its DevBoxes go.
+   */
+  declare(repo: string, specs: readonly WarmTemplate[]): void {
+    if (this.#life.signal.aborted) return;
+    const counts = new Map<string, number>();
+    for (const spec of specs) {
+      if (spec.repo !== repo || spec.count === 0) continue;
+      // Shapes the engine tells apart may share a pool here (see warmKey): the larger count.
+      const key = warmKey(spec);
+      const count = Math.max(counts.get(key) ?? 0, spec.count);
+      counts.set(key, count);
+      const pool = this.#poolOf({ ...spec, count }, true);
+      if (pool !== undefined) pool.declared = true;
+    }
+    for (const [key, pool] of this.#pools) {
+      if (pool.template.repo !== repo || counts.has(key)) continue;
+      pool.declared = false;
+      pool.template = { ...pool.template, count: 0 };
+    }
+    this.#refill();
   }
 
   /** Discards the warm DevBoxes of `repo` (its default branch moved) and makes new ones. */
@@ -133,38 +175,24 @@ export class WarmPool {
     await this.settled();
   }
 
-  /** Removes the warm DevBoxes a process that is gone left in the state directory. */
-  async #sweep(): Promise<void> {
-    let names: string[];
-    try {
-      names = await readdir(this.#root);
-    } catch {
-      return;
-    }
-    for (const name of names) {
-      const pid = Number(/^w(\d+)-/.exec(name)?.[1]);
-      if (Number.isInteger(pid) && pid !== process.pid && !(await isAlive(pid)))
-        await rm(join(this.#root, name), { recursive: true, force: true });
-    }
-  }
-
   get #root(): string {
     return join(this.#options.stateDir, "warm");
   }
 
   /** The pool of `template`, updated to it; undefined when there is none and none is wanted. */
-  #poolOf(template: WarmTemplate): Pool | undefined {
+  #poolOf(template: WarmTemplate, declaring = false): Pool | undefined {
     const key = warmKey(template);
     const known = this.#pools.get(key);
     if (known === undefined && template.count === 0) return undefined;
     if (known === undefined) {
       const pool = { template, ready: [], making: 0, lastClaim: this.#now(), generation: 0 };
-      this.#pools.set(key, pool);
-      return pool;
+      this.#pools.set(key, { ...pool, declared: false });
+      return this.#pools.get(key);
     }
     const branch = template.branch === "" ? known.template.branch : template.branch;
     if (branch !== known.template.branch) this.#discard(known);
-    known.template = { ...template, branch };
+    const count = known.declared && !declaring ? known.template.count : template.count;
+    known.template = { ...template, branch, count };
     return known;
   }
 
@@ -209,43 +237,25 @@ export class WarmPool {
     if (made !== undefined) this.#refill();
   }
 
-  /** Clones the default branch into `dir`'s checkout and runs the setup there. */
+  /** Clones the default branch into `dir`'s checkout (through the mirror) and sets it up. */
   async #prepare(template: WarmTemplate, dir: string): Promise<WarmEntry | undefined> {
     const paths = this.#options.paths(dir);
+    // As a claimed DevBox's: a DevBox uid (the app as root) must pass through it to its checkout.
+    await mkdir(paths.dir, { recursive: true, mode: 0o755 });
     await mkdir(paths.tmp, { recursive: true, mode: 0o700 });
     await mkdir(paths.home, { recursive: true, mode: 0o700 });
-    const { url, env } = await this.#options.source(template.repo);
-    const clone = ["clone", "--quiet", "--single-branch", "--branch", template.branch];
-    await this.#git([...clone, "--", url, paths.checkout], dir, env);
-    // Credentials in the URL must not stay in the checkout; the claim points origin at its hub.
-    await this.#git(["remote", "set-url", "origin", "warm:unclaimed"], paths.checkout, {});
-    // Fetched as a full clone would be: the claim may need any branch, not just this one.
-    const refspec = "+refs/heads/*:refs/remotes/origin/*";
-    await this.#git(["config", "remote.origin.fetch", refspec], paths.checkout, {});
-    const sha = (await this.#git(["rev-parse", "HEAD"], paths.checkout, {})).trim();
-    const ok = await this.#options.setUp(paths, template.setup, this.#life.signal);
+    const { stateDir, source, env } = this.#options;
+    const { mirror, sha } = await cloneWarm(template, paths, {
+      stateDir,
+      source,
+      env,
+      git: this.#git,
+    });
+    const ok = await this.#options.setUp(paths, template.setup, mirror, this.#life.signal);
     // A setup that failed here (no network before the claim, say) runs again at the claim.
     if (ok) await writeWarmMarker(join(paths.checkout, ".git"), { sha, setup: template.setup });
     await rm(paths.tmp, { recursive: true, force: true });
     return this.#life.signal.aborted ? undefined : { dir, sha };
-  }
-
-  /** Runs git (never through a shell); throws with its output when it fails. */
-  async #git(args: string[], cwd: string, auth: Record<string, string>): Promise<string> {
-    const output = new OutputTail(8 * 1024);
-    const stdout = new OutputTail(8 * 1024);
-    const { exitCode } = await runProcess({
-      file: "git",
-      args,
-      cwd,
-      env: { ...this.#options.env, ...auth, GIT_TERMINAL_PROMPT: "0" },
-      signal: this.#life.signal,
-      output,
-      stdout,
-      wrap: nice,
-    });
-    if (exitCode !== 0) throw new Error(`git ${args[0]} failed (${exitCode}) for a warm DevBox`);
-    return stdout.text();
   }
 
   /** Discards `pool`'s warm DevBoxes when the default branch's head is no longer `sha`. */
@@ -272,7 +282,7 @@ export class WarmPool {
   #letIdleGo(): void {
     const idleMs = this.#options.idleMs ?? 3_600_000;
     for (const [key, pool] of this.#pools) {
-      if (this.#now() - pool.lastClaim <= idleMs) continue;
+      if (pool.declared || this.#now() - pool.lastClaim <= idleMs) continue;
       this.#discard(pool);
       if (pool.making === 0) this.#pools.delete(key);
       else pool.template = { ...pool.template, count: 0 };

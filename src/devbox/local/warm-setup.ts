@@ -17,6 +17,8 @@ export interface WarmSetupOptions {
   env: Record<string, string>;
   /** Set when the app runs as root: the uid the setup runs as. */
   uid?: number;
+  /** The host's mirror the warm checkout borrows its objects from, bound read-only. */
+  mirror?: string;
 }
 
 /**
@@ -36,6 +38,11 @@ export async function runWarmSetup(
   const noHub = join(paths.dir, "no-hub");
   if (options.isolation.kind !== "none") {
     await writeFile(noHub, "", { mode: 0o600 });
+    // The mirror belongs to the app's user, not the DevBox's: git must be told to trust it.
+    if (options.mirror !== undefined) {
+      const config = `[safe]\n\tdirectory = ${options.mirror}\n`;
+      await writeFile(join(paths.home, ".gitconfig"), config, { mode: 0o600 });
+    }
     if (options.uid !== undefined) {
       const owner = `${options.uid}:${options.uid}`;
       await run("chown", ["-R", owner, paths.checkout, paths.tmp, paths.home]);
@@ -52,6 +59,7 @@ export async function runWarmSetup(
                 bwrap: options.isolation.bwrap,
                 devboxDir: paths.dir,
                 hubSocket: noHub,
+                ...(options.mirror === undefined ? {} : { mirror: options.mirror }),
                 cliPath: options.cliPath,
                 path: env.PATH ?? "",
                 ...(options.uid === undefined ? {} : { uid: options.uid }),

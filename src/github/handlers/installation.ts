@@ -2,6 +2,7 @@ import { callGitHub } from "../client/errors.js";
 import type { GitHub, GitHubAuth } from "../client/github.js";
 import type { AppServices, HandlerContext } from "./services.js";
 import { readWorkflows } from "../client/workflow-source.js";
+import { adoptDefaultBranchWorkflows } from "./default-branch.js";
 
 /** The fields of `installation` and `installation_repositories` events the app reads. */
 export interface InstallationPayload {
@@ -27,10 +28,13 @@ export async function onInstallation(
   }
 }
 
-/** Remembers a repository's installation and registers the schedules of its default branch. */
+/**
+ * Remembers a repository's installation and takes up its default branch's workflows (their
+ * schedules and the warm DevBoxes they ask for).
+ */
 async function registerRepository(
   gh: GitHub,
-  services: Pick<AppServices, "installations" | "schedules">,
+  services: Pick<AppServices, "installations" | "schedules" | "warmDemand">,
   installationId: number,
   fullName: string,
 ): Promise<void> {
@@ -40,17 +44,17 @@ async function registerRepository(
     gh.request("GET /repos/{owner}/{repo}", { owner, repo }),
   );
   const ref = { owner, repo, defaultBranch: data.default_branch };
-  await services.schedules.register(ref, await readWorkflows(gh, ref));
+  await adoptDefaultBranchWorkflows(services, ref, await readWorkflows(gh, ref));
 }
 
 /**
- * On start: registers the schedules of every repository of every installation again from its
- * default branch, in case a push was missed while no process ran. A repository that cannot be
+ * On start: registers the schedules (and declares the warm DevBoxes) of every repository of
+ * every installation again from its default branch, in case a push was missed while no process ran. A repository that cannot be
  * read is reported and skipped. Returns how many were read.
  */
 export async function registerInstalledSchedules(
   auth: GitHubAuth,
-  services: Pick<AppServices, "installations" | "schedules">,
+  services: Pick<AppServices, "installations" | "schedules" | "warmDemand">,
   onError: (error: unknown) => void,
 ): Promise<number> {
   const app = await auth.app();

@@ -3,6 +3,7 @@ import type { HandlerContext, RepositoryPayload } from "./services.js";
 import { publishValidation } from "../surfaces/validation-check.js";
 import { isWorkflowPath } from "../../workflow/workflow-paths.js";
 import { readWorkflows } from "../client/workflow-source.js";
+import { adoptDefaultBranchWorkflows } from "./default-branch.js";
 
 /** The fields of a `push` event the app reads. */
 export interface PushPayload extends RepositoryPayload {
@@ -52,8 +53,8 @@ export function trimPush(payload: PushPayload): PushPayload {
 
 /**
  * `push` to the default branch: its warm DevBoxes are made again at the new head; when it
- * touched `.clustercode/`, validate the workflow files it changed, and register the schedules
- * again from the new default branch.
+ * touched `.clustercode/`, validate the workflow files it changed, and take up the new default
+ * branch's workflows again (their schedules and the warm DevBoxes they ask for).
  */
 export async function onPush(payload: PushPayload, ctx: HandlerContext): Promise<void> {
   const { ref, repository, deleted } = payload;
@@ -64,5 +65,5 @@ export async function onPush(payload: PushPayload, ctx: HandlerContext): Promise
   const repo = repoOf(payload);
   const paths = touched.filter(isWorkflowPath);
   if (paths.length > 0) await publishValidation(ctx.gh, repo, payload.after, paths);
-  await ctx.services.schedules.register(repo, await readWorkflows(ctx.gh, repo));
+  await adoptDefaultBranchWorkflows(ctx.services, repo, await readWorkflows(ctx.gh, repo));
 }

@@ -1,3 +1,4 @@
+import type { WarmDemand } from "../../devbox/warm-demand.js";
 import type { Answers } from "./answers.js";
 import type { GitHub } from "../client/github.js";
 import type { Installations } from "../client/installations.js";
@@ -12,6 +13,8 @@ export interface AppServices {
   installations: Installations;
   /** Says that a repository's (`owner/name`) default branch moved: its warm DevBoxes renew. */
   defaultBranchMoved?: (repo: string) => void;
+  /** Where the warm DevBoxes each default branch's workflows ask for are declared. */
+  warmDemand?: WarmDemand;
 }
 
 /** The context one event handler runs in. */

@@ -4,6 +4,7 @@ import { LocalExecutor } from "../../devbox/local/executor.js";
 import { setupCacheStore } from "../../devbox/hub/cache/store-from-settings.js";
 import type { WarmSource } from "../../devbox/local/warm-pool.js";
 import type { DefaultBranchMoves } from "../../devbox/branch-moves.js";
+import type { WarmDemand } from "../../devbox/warm-demand.js";
 import { decodeSettings } from "../../settings/index.js";
 import { openDevBoxSide } from "../../runtime/devbox-side.js";
 import { splitDevBoxId } from "../../runtime/devbox-registry.js";
@@ -34,6 +35,7 @@ export function executorFromEnv(
   warmFrom?: {
     source: WarmSource;
     moves: DefaultBranchMoves;
+    demand?: WarmDemand;
     onError?: (error: unknown) => void;
   },
 ): ExecutorPort {
@@ -53,6 +55,7 @@ export function executorFromEnv(
       : {
           max: devboxes.warmMax,
           moves: warmFrom.moves,
+          ...(warmFrom.demand === undefined ? {} : { demand: warmFrom.demand }),
           ...(warmFrom.onError === undefined ? {} : { onError: warmFrom.onError }),
         };
   return ({ onLost, onNotice }) => chooseExecutor(env, local, onLost, onNotice, ecsWarm);

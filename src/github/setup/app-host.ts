@@ -1,4 +1,5 @@
 import { DefaultBranchMoves } from "../../devbox/branch-moves.js";
+import { WarmDemand } from "../../devbox/warm-demand.js";
 import { DEVBOX_LEASE_MS } from "../../runtime/devbox-leases.js";
 import { Admission } from "../../runtime/admission.js";
 import { faultInjection } from "../../runtime/fault-injection.js";
@@ -129,10 +130,11 @@ export class AppHost {
     // The one part made after the surfaces that they ask for (see appSurfaces).
     let answers: Answers | undefined = undefined;
     const surfaces = appSurfaces(base, admission, () => answers);
-    // Pushes to a default branch renew the warm DevBoxes of its repository.
-    const moves = new DefaultBranchMoves();
-    const core = await openCore(base, options.stateDir, ports, { admission, surfaces, moves });
-    const services = appServices(base, core, moves);
+    // Pushes to a default branch renew the warm DevBoxes of its repository, and the workflows
+    // read from it say which to keep before any claim.
+    const warm = { moves: new DefaultBranchMoves(), demand: new WarmDemand() };
+    const core = await openCore(base, options.stateDir, ports, { admission, surfaces, warm });
+    const services = appServices(base, core, warm);
     answers = services.answers;
     const onError = (error: unknown) => base.log.error("background task", error);
     const { pages, installations } = base;
@@ -232,13 +234,17 @@ async function openCore(
   base: AppBase,
   stateDir: string,
   ports: AppHostPorts,
-  parts: { admission: Admission; surfaces: Surfaces; moves: DefaultBranchMoves },
+  parts: {
+    admission: Admission;
+    surfaces: Surfaces;
+    warm: { moves: DefaultBranchMoves; demand: WarmDemand };
+  },
 ): Promise<Host> {
-  const { admission, surfaces, moves } = parts;
+  const { admission, surfaces } = parts;
   const { store, env, log, installations, cloneUrl, notices } = base;
   const warm = {
     source: repositoryUpstream(installations, cloneUrl),
-    moves,
+    ...parts.warm,
     // A warm DevBox that could not be made leaves the next claim cold; the log says why.
     onError: (error: unknown) => log.error("warm DevBox", error),
   };

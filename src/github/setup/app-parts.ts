@@ -1,4 +1,5 @@
 import type { DefaultBranchMoves } from "../../devbox/branch-moves.js";
+import type { WarmDemand } from "../../devbox/warm-demand.js";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { gitHostBaseUrl, repositoryCloneUrl } from "../../devbox/git-host.js";
@@ -100,8 +101,15 @@ export function appSurfaces(
   });
 }
 
-/** Run starts, answers and schedules over the host's runtime. */
-export function appServices(base: AppBase, core: Host, moves?: DefaultBranchMoves): AppServices {
+/**
+ * Run starts, answers and schedules over the host's runtime; what the default branches say
+ * about warm DevBoxes (pushes that move them, workflows that ask for them) goes to `warm`.
+ */
+export function appServices(
+  base: AppBase,
+  core: Host,
+  warm: { moves?: DefaultBranchMoves; demand?: WarmDemand } = {},
+): AppServices {
   const { store, now, holder, installations } = base;
   const { runtime, admission } = core;
   const onCreated = (runId: string) => core.surfaces.request(runId);
@@ -109,9 +117,11 @@ export function appServices(base: AppBase, core: Host, moves?: DefaultBranchMove
   const answers = new Answers({ store, runtime, now });
   const onError = (error: unknown) => base.log.error("background task", error);
   const schedules = new Schedules({ store, starter, installations, holder, now, onError });
+  const { moves, demand } = warm;
   const moved =
     moves === undefined ? {} : { defaultBranchMoved: (repo: string) => moves.moved(repo) };
-  return { starter, answers, schedules, installations, ...moved };
+  const declared = demand === undefined ? {} : { warmDemand: demand };
+  return { starter, answers, schedules, installations, ...moved, ...declared };
 }
 
 /** The webhook intake, handing recorded deliveries to the services. */

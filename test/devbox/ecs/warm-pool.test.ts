@@ -16,6 +16,7 @@ import {
 import type { StartRequest } from "../../../src/devbox/executor.js";
 import { DevBoxHub } from "../../../src/devbox/hub/hub.js";
 import { warmRoute } from "../../../src/devbox/warm-protocol.js";
+import { WarmDemand } from "../../../src/devbox/warm-demand.js";
 import { FakeEcs, NO_PROCESS, type FakeTask } from "./endpoint.js";
 
 const spec = (overrides: Partial<DevBoxSpec> = {}): DevBoxSpec => ({
@@ -140,6 +141,42 @@ describe("warm ECS tasks", () => {
     // The handed task is the DevBox's now: stopping the DevBox stops it.
     await executor.stop(request.devboxId);
     expect(fake.tasks.get(task!.taskArn)?.lastStatus).toBe("STOPPED");
+  });
+
+  it("fills a pool the default branch declares before any claim; its first claim takes it", async () => {
+    const demand = new WarmDemand();
+    const declared = {
+      repo: "acme/widgets",
+      branch: "main",
+      count: 1,
+      setup: ["npm ci"],
+      secrets: [],
+    };
+    demand.declare("acme/widgets", [declared]);
+    await setup({ demand });
+    await executor.warm!.settled();
+    const [task] = warmTasks();
+    expect(task?.environment.CLUSTERCODE_WARM_ID).toBeTruthy();
+    const agent = await playReady(task!);
+    const waiting = agent.poll();
+    await until(() => hub.warmIdentities!.isReady(task!.environment.CLUSTERCODE_WARM_ID ?? ""));
+    const request = claim();
+    await executor.start(request);
+    expect(((await waiting) as { claim: { devboxId: string } }).claim.devboxId).toBe(
+      request.devboxId,
+    );
+    expect(fake.sent("RunTask").map((run) => run.startedBy)).not.toContain(
+      startedByOf(request.devboxId),
+    );
+    // The pool refilled; a push whose workflows no longer ask for warm stops what it holds,
+    // and leaves the claimed task (the DevBox's now) running.
+    await executor.warm!.settled();
+    const refill = () => warmTasks().filter((each) => each.taskArn !== task!.taskArn);
+    expect(running(refill())).toHaveLength(1);
+    demand.declare("acme/widgets", []);
+    await executor.warm!.settled();
+    expect(running(refill())).toEqual([]);
+    expect(fake.tasks.get(task!.taskArn)?.lastStatus).toBe("RUNNING");
   });
 
   it("keeps no warm task of a spec with secrets or a repository off GitHub, nor past the cap", async () => {

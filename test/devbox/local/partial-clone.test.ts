@@ -195,6 +195,25 @@ describe("partial clones from the host's mirror", () => {
     );
   });
 
+  it("does not fetch the mirror again for a claim right after another, which still starts at origin's head", async () => {
+    world = new World(false);
+    git(upstream, "branch", "trunk", "main");
+    const before = git(upstream, "rev-parse", "trunk");
+    await world.start("run7-box11", { branch: "clustercode/7-11", baseBranch: "trunk" });
+    // Pushed between the two claims, well within the mirror's freshness window.
+    const tree = git(upstream, "rev-parse", "trunk^{tree}");
+    const later = git(upstream, "commit-tree", "-p", "trunk", "-m", "later", tree);
+    git(upstream, "update-ref", "refs/heads/trunk", later);
+    const ready = await world.start("run7-box12", {
+      branch: "clustercode/7-12",
+      baseBranch: "trunk",
+    });
+    // The agent fetched its base from origin: the run starts at the new head all the same.
+    expect(ready).toMatchObject({ ok: true, sha: later });
+    const mirror = join(world.stateDir, "mirrors", "octo", "repo.git");
+    expect(git(mirror, "rev-parse", "refs/heads/trunk")).toBe(before);
+  });
+
   it("has the hub's staging repositories borrow one object store per upstream", async () => {
     world = new World(false);
     await world.start("run7-box9");

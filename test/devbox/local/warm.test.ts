@@ -21,6 +21,10 @@ import type { DevBoxEvent } from "../../../src/devbox/hub/events.js";
 import { DevBoxHub } from "../../../src/devbox/hub/hub.js";
 import { LocalExecutor } from "../../../src/devbox/local/executor.js";
 import { DefaultBranchMoves } from "../../../src/devbox/branch-moves.js";
+import { repoMirrorPath } from "../../../src/devbox/local/mirror.js";
+import { WarmDemand, warmSpecsOf } from "../../../src/devbox/warm-demand.js";
+import { WARM_MARKER_FILE } from "../../../src/devbox/warm-marker.js";
+import { parseWorkflow } from "../../../src/workflow/parse.js";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "clustercode-warm-test-")));
 const source = join(root, "source");
@@ -49,28 +53,48 @@ class World {
   readonly hub = new DevBoxHub({ onEvent: (event) => this.events.push(event), lapseMs: 3000 });
   readonly sourced: string[] = [];
   readonly moves = new DefaultBranchMoves();
+  readonly demand = new WarmDemand();
   readonly executor: LocalExecutor;
 
-  constructor(max: number) {
+  /** `sourceEnv`: git's environment for the source (credentials, in the app); `sandboxed`: bwrap. */
+  constructor(
+    max: number,
+    options: { sourceEnv?: Record<string, string>; sandboxed?: boolean } = {},
+  ) {
     this.executor = new LocalExecutor({
       stateDir: this.stateDir,
       graceMs: 2000,
       env: {
         ...process.env,
-        // The pids and checkouts are watched from the host; the walls are tested elsewhere.
-        CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: "1",
+        // The pids and checkouts are watched from the host; the walls are tested elsewhere (and
+        // in the one test here that needs them).
+        CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: options.sandboxed === true ? "0" : "1",
         CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200",
         CLUSTERCODE_DEVBOX_LAPSE_MS: "3000",
       },
       warm: {
         max,
         moves: this.moves,
+        demand: this.demand,
         source: (repo) => {
           this.sourced.push(repo);
-          return Promise.resolve({ url: repo, env: {} });
+          return Promise.resolve({ url: repo, env: options.sourceEnv ?? {} });
         },
       },
     });
+  }
+
+  /** Says, as the app does on reading the default branch, what `devbox` block its workflow has. */
+  declare(devbox: string) {
+    const parsed = parseWorkflow(`version: 1
+name: t
+on: { label: go }
+${devbox}
+nodes:
+  build: { kind: run, run: make }
+`);
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.findings));
+    this.demand.declare(source, warmSpecsOf(source, "main", [parsed.workflow]));
   }
 
   get pool() {
@@ -266,6 +290,82 @@ describe("warm DevBoxes", () => {
     await world.executor.stopAll();
     expect(sleepers()).toEqual([]);
     expect(world.warmDirs()).toEqual([]);
+  });
+});
+
+describe("warm DevBoxes the default branch asks for", () => {
+  const SETUP_YAML = `devbox: { setup: [ "echo ran >> .setup-runs" ], warm: 1 }`;
+
+  it("are ready before the first claim, which takes one", async () => {
+    world = new World(2);
+    world.declare(SETUP_YAML);
+    await world.pool.settled();
+    const warm = world.warmDirs();
+    expect(warm).toHaveLength(1);
+    const [probe] = tag(warm);
+    // The first claim of all, with the spec the engine builds from the same workflow.
+    await world.claim("d1", 1);
+    expect(existsSync(join(world.checkout("d1"), ".git", probe ?? ""))).toBe(true);
+    expect(world.setupRuns("d1")).toBe(1);
+    expect(readFileSync(world.executor.paths("d1").logFile, "utf8")).toContain("set up while warm");
+  });
+
+  it("stop when the workflow no longer asks, and a run of an older workflow does not undo that", async () => {
+    world = new World(2);
+    world.declare(SETUP_YAML.replace("warm: 1", "warm: 2"));
+    await world.pool.settled();
+    expect(world.warmDirs()).toHaveLength(2);
+    // A run pinned to a workflow from before: its claim does not shrink the declared pool.
+    await world.claim("d1", 1);
+    await world.pool.settled();
+    expect(world.pool.ready).toBe(2);
+    world.declare(`devbox: { setup: [ "echo ran >> .setup-runs" ] }`);
+    await world.pool.settled();
+    expect(world.warmDirs()).toEqual([]);
+    expect(world.pool.ready).toBe(0);
+  });
+
+  it("share the host's mirror and hold no credential of the source", async () => {
+    const secret = `s3cr3t-${Math.random().toString(36).slice(2)}`;
+    // As the app's source does: the token only in git's environment, never in an address.
+    const sourceEnv = {
+      GIT_CONFIG_COUNT: "1",
+      GIT_CONFIG_KEY_0: "http.extraHeader",
+      GIT_CONFIG_VALUE_0: `AUTHORIZATION: basic ${secret}`,
+    };
+    world = new World(2, { sourceEnv });
+    world.declare(SETUP_YAML.replace("warm: 1", "warm: 2"));
+    await world.pool.settled();
+    const checkouts = world.warmDirs().map((dir) => join(dir, "checkout"));
+    expect(checkouts).toHaveLength(2);
+    const mirror = repoMirrorPath(world.stateDir, source);
+    for (const checkout of checkouts) {
+      // The history is borrowed from the one mirror, not copied into each warm DevBox.
+      expect(readFileSync(join(checkout, ".git", "objects", "info", "alternates"), "utf8")).toBe(
+        `${join(mirror, "objects")}\n`,
+      );
+      expect(git(checkout, "count-objects", "-v")).toMatch(/^count: 0$[\s\S]*^size-pack: 0$/m);
+      expect(git(checkout, "remote", "get-url", "origin")).toBe("warm:unclaimed");
+    }
+    // Nowhere in the state directory: not the mirror, not a warm DevBox, not a log.
+    expect(filesContaining(world.stateDir, secret)).toEqual([]);
+    expect(readFileSync(join(mirror, "config"), "utf8").toLowerCase()).not.toContain("extraheader");
+    // A claim of one holds no trace of it either, and its origin is its own.
+    await world.claim("d1", 2);
+    expect(filesContaining(world.executor.paths("d1").dir, secret)).toEqual([]);
+    expect(git(world.checkout("d1"), "remote", "get-url", "origin")).toBe(source);
+  });
+
+  it("are set up inside the sandbox, where the mirror they borrow from is bound", async () => {
+    world = new World(1, { sandboxed: true });
+    // Reads the history, which is the mirror's: the setup fails unless the mirror is there.
+    world.declare(`devbox: { setup: [ "git rev-list --count HEAD > .commits" ], warm: 1 }`);
+    await world.pool.settled();
+    const [dir] = world.warmDirs();
+    expect(existsSync(join(dir ?? "", "checkout", ".git", WARM_MARKER_FILE))).toBe(true);
+    expect(readFileSync(join(dir ?? "", "checkout", ".commits"), "utf8").trim()).toBe(
+      git(source, "rev-list", "--count", "HEAD"),
+    );
   });
 });
 

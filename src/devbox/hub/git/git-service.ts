@@ -188,15 +188,19 @@ export class HubGit {
     if (!existsSync(dir)) {
       await mkdir(dir, { recursive: true });
       await gitText(["init", "--bare", "--quiet", dir], { cwd: dir });
-      const symref = await runGit(["ls-remote", "--symref", "--", upstream.url, "HEAD"], {
-        cwd: dir,
-        env: { ...upstream.env, GIT_DIR: dir },
-      });
+      // Asking the upstream for its HEAD does not wait for the shared store's fetch: a claim
+      // pays for one round trip to the upstream here, not two in a row.
+      const [symref] = await Promise.all([
+        runGit(["ls-remote", "--symref", "--", upstream.url, "HEAD"], {
+          cwd: dir,
+          env: { ...upstream.env, GIT_DIR: dir },
+        }),
+        shareObjects(this.#options.stateDir, dir, upstream),
+      ]);
       const head = /^ref: (refs\/heads\/[^\t\n]+)\tHEAD$/m.exec(symref.stdout.toString("utf8"));
       if (head?.[1] !== undefined) {
         await gitText(["symbolic-ref", "HEAD", head[1]], { cwd: dir, env: { GIT_DIR: dir } });
       }
-      await shareObjects(this.#options.stateDir, dir, upstream);
     }
     await this.#fetch(dir, upstream);
     return dir;
