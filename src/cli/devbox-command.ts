@@ -4,7 +4,7 @@ import { parseOptions, UsageError, type Command } from "./command.js";
 import { runWarmDevBox } from "./warm-devbox.js";
 
 const USAGE =
-  "usage: clustercode devbox --api URL (--devbox ID | --warm ID --token-stdin) [--token-stdin] (else token in CLUSTERCODE_DEVBOX_TOKEN)";
+  "usage: clustercode devbox --api URL (--devbox ID [--token-stdin] | --warm ID --token-stdin) (without --token-stdin, a DevBox's token is in CLUSTERCODE_DEVBOX_TOKEN)";
 
 /**
  * `clustercode devbox --api URL --devbox ID`: the DevBox agent, run by an executor inside a fresh

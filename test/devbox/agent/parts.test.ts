@@ -255,7 +255,7 @@ describe("clustercode devbox", () => {
   it("refuses to start without its options or its token", async () => {
     await expect(devbox([], io({}))).rejects.toThrow(
       new UsageError(
-        "usage: clustercode devbox --api URL --devbox ID [--token-stdin] (else token in CLUSTERCODE_DEVBOX_TOKEN)",
+        "usage: clustercode devbox --api URL (--devbox ID [--token-stdin] | --warm ID --token-stdin) (without --token-stdin, a DevBox's token is in CLUSTERCODE_DEVBOX_TOKEN)",
       ),
     );
     await expect(devbox(["--api", "nope", "--devbox", "b"], io({}))).rejects.toThrow(
