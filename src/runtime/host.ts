@@ -183,6 +183,7 @@ export async function createHost(ports: HostPorts): Promise<Host> {
       onTransition?.(run, done, event);
     },
     onError: (error, runId) => log.error(`run ${runId}`, error),
+    beforeOutboxCleared: (runId) => surfaces.shown?.(runId) ?? Promise.resolve(),
     ...(ports.atBoundary === undefined ? {} : { atBoundary: ports.atBoundary }),
   });
   const pump = new TimerPump({ store, runtime, now, onError: (e) => log.error("timers", e) });

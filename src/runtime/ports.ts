@@ -48,6 +48,12 @@ export interface SurfacesPort {
    * {@link request}, so that answers to people go first.
    */
   resync(runId: string): void;
+  /**
+   * Resolves once the syncs of `runId` asked for so far are done (or given up). A finished run
+   * stays listed for recovery until then, so a crash before its surfaces show the end leaves
+   * them to a restart's resync instead of stale. Hosts that show runs nowhere leave it out.
+   */
+  shown?(runId: string): Promise<void>;
 }
 
 /** Where a host reports what it cannot hand to anyone. */

@@ -44,6 +44,11 @@ export interface RuntimeOptions {
    * receipts. Fault-injection tests kill the process here.
    */
   atBoundary?: (boundary: "saved" | "performed" | "receipted") => void;
+  /**
+   * Awaited before a finished run's outbox is cleared (which takes it off the list recovery
+   * reads): the app waits there for the run's surfaces to show its end.
+   */
+  beforeOutboxCleared?: (runId: string) => Promise<void>;
 }
 
 /** Most times a transition is retried after losing a race on the run's version. */
@@ -251,7 +256,9 @@ export class Runtime implements EventSink, RunDriver {
     // Observers hear of a transition once its evidence is durable, so what they read is there.
     const following = recorded.then(async (written) => {
       this.#options.onTransition?.(next, result.effects, event, this, stored.repo);
-      if (written && isFinal(result.snapshot.status)) await this.#clearOutbox(saved);
+      if (!written || !isFinal(result.snapshot.status)) return;
+      await this.#options.beforeOutboxCleared?.(stored.runId);
+      await this.#clearOutbox(saved);
     });
     void this.#following.add(following);
     return { applied: true, state: result.snapshot };

@@ -25,6 +25,8 @@ export interface InstantWorldOptions {
   cost?: number;
   /** The output tail a command reports (default none). */
   output?: (request: CommandRequest) => string;
+  /** What the host awaits before a finished run's outbox is cleared (the app: its surfaces). */
+  beforeOutboxCleared?: (runId: string) => Promise<void>;
 }
 
 /**
@@ -61,7 +63,13 @@ export class InstantWorld implements EffectPerformer {
       now: Date.now,
       ...(options.diffs === undefined ? {} : { diffs: options.diffs }),
     });
-    this.runtime = new Runtime({ store: options.store, performer: this, now: Date.now });
+    const { beforeOutboxCleared } = options;
+    this.runtime = new Runtime({
+      store: options.store,
+      performer: this,
+      now: Date.now,
+      ...(beforeOutboxCleared === undefined ? {} : { beforeOutboxCleared }),
+    });
   }
 
   perform(runId: string, effect: Effect): Promise<unknown> {

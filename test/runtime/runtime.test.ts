@@ -64,6 +64,38 @@ describe("runtime", () => {
     expect(restarted.performed).toEqual([]);
   });
 
+  it("keeps a finished run listed for recovery until its host has shown its end", async () => {
+    const store = await dynamo.newStore();
+    let shown!: () => void;
+    const showing = new Promise<void>((resolve) => (shown = resolve));
+    const asked: string[] = [];
+    const world = new InstantWorld({
+      store,
+      beforeOutboxCleared: (runId) => {
+        asked.push(runId);
+        return showing;
+      },
+    });
+    const short = workflowOf(`version: 1
+name: short
+on: { label: go }
+nodes:
+  a: { kind: run, run: a }
+edges:
+  - { from: a, to: done }
+`);
+    await world.runtime.start(definitionOf(short, { runId: "short1" }), { repo: "acme/app" });
+    await waitFor(async () => asked.includes("short1"));
+    expect((await store.getRun("short1"))?.status).toBe("succeeded");
+    // A crash now would leave its surfaces stale: recovery must still find the run.
+    const owing = async () =>
+      (await store.listActiveRunHeads({ owing: true })).map((head) => head.runId);
+    expect(await owing()).toContain("short1");
+    shown();
+    await world.runtime.idle();
+    expect(await owing()).not.toContain("short1");
+  });
+
   it("two runtimes racing on one event: exactly one applies it", async () => {
     const store = await dynamo.newStore();
     const first = new InstantWorld({ store });

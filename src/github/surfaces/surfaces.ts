@@ -135,6 +135,11 @@ export class Surfaces implements Idler {
     return this.#syncs.busy() || this.#lane.busy();
   }
 
+  /** Resolves once the syncs of `runId` asked for so far, and their retries, are done. */
+  shown(runId: string): Promise<void> {
+    return this.#syncs.idleOf(runId);
+  }
+
   /** Waits until no sync is running or asked for, in either lane. */
   idle(): Promise<void> {
     return idleAll([this.#syncs, this.#lane]);

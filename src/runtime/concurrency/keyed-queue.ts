@@ -58,6 +58,13 @@ export class KeyedQueue<K = string> implements Idler {
     return this.#tails.size > 0;
   }
 
+  /** Waits until no work is queued or running under `key` (what is queued meanwhile too). */
+  async idleOf(key: K): Promise<void> {
+    for (let tail = this.#tails.get(key); tail !== undefined; tail = this.#tails.get(key)) {
+      await Promise.allSettled([tail]);
+    }
+  }
+
   /** Waits until no work is queued or running under any key. */
   async idle(): Promise<void> {
     while (this.#tails.size > 0) await Promise.allSettled([...this.#tails.values()]);

@@ -59,6 +59,22 @@ describe("KeyedQueue", () => {
     expect(done).toBe(2);
   });
 
+  it("waits in idleOf for one key's work, queued meanwhile too, not for other keys", async () => {
+    const queue = new KeyedQueue();
+    const other = deferred();
+    void queue.run("b", () => other.promise);
+    let done = 0;
+    void queue.run("a", () => {
+      void queue.run("a", () => Promise.resolve(done++));
+      return Promise.resolve(done++);
+    });
+    await queue.idleOf("a");
+    expect(done).toBe(2);
+    expect(queue.has("b")).toBe(true);
+    other.resolve();
+    await queue.idle();
+  });
+
   it("lets requests join coalesced work until its settle step is over", async () => {
     const queue = new KeyedQueue();
     const settled = deferred();
