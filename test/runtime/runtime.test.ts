@@ -85,7 +85,7 @@ edges:
   - { from: a, to: done }
 `);
     await world.runtime.start(definitionOf(short, { runId: "short1" }), { repo: "acme/app" });
-    await waitFor(async () => asked.includes("short1"));
+    await waitFor(() => Promise.resolve(asked.includes("short1")));
     expect((await store.getRun("short1"))?.status).toBe("succeeded");
     // A crash now would leave its surfaces stale: recovery must still find the run.
     const owing = async () =>
