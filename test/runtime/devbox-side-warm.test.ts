@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { EcsExecutor } from "../../src/devbox/ecs/executor.js";
 import { WARM_STARTED_BY } from "../../src/devbox/ecs/warm-orphans.js";
 import { openDevBoxSide } from "../../src/runtime/devbox-side.js";
-import { FakeEcs, NO_PROCESS } from "../devbox/ecs/endpoint.js";
+import { FakeEcs, NO_PROCESS, TEST_CLUSTER } from "../devbox/ecs/endpoint.js";
 import { useTestDynamo } from "../store/dynalite-fixture.js";
 
 const dynamo = useTestDynamo();
@@ -39,13 +39,8 @@ describe("the DevBox side with warm ECS tasks", () => {
         credentials: { accessKeyId: "test", secretAccessKey: "test" },
         maxAttempts: 1,
       }),
-      cluster: "devboxes",
-      capacityProvider: "devbox-asg",
-      executionRoleArn: "arn:aws:iam::123456789012:role/devbox-execution",
-      taskRoleArn: "arn:aws:iam::123456789012:role/devbox-task",
+      ...TEST_CLUSTER,
       defaultImage: "devbox:1",
-      region: "eu-west-1",
-      secretArnPrefix: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:",
       pollIntervalMs: 60_000,
       warm: { max: 2, refillDelayMs: 0 },
     });

@@ -23,7 +23,7 @@ import { definitionOf, workflowOf } from "../../engine/harness.js";
 import { useTestDynamo } from "../../store/dynalite-fixture.js";
 import { checkInvariants } from "../../faults/invariants.js";
 import { pushedCommits, recordPushes } from "../../faults/pushes.js";
-import { FakeEcs, type FakeTask } from "./endpoint.js";
+import { FakeEcs, type FakeTask, TEST_CLUSTER } from "./endpoint.js";
 import { LocalTaskLauncher } from "./local-tasks.js";
 
 const dynamo = useTestDynamo();
@@ -125,13 +125,7 @@ describe("ECS executor end to end", () => {
         credentials: { accessKeyId: "test", secretAccessKey: "test" },
       });
     const settings = {
-      cluster: "devboxes",
-      capacityProvider: "devbox-asg",
-      executionRoleArn: "arn:aws:iam::123456789012:role/devbox-execution",
-      taskRoleArn: "arn:aws:iam::123456789012:role/devbox-task",
-      defaultImage: "devbox:test",
-      region: "eu-west-1",
-      secretArnPrefix: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:",
+      ...TEST_CLUSTER,
       agentEnv: { CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200", CLUSTERCODE_DEVBOX_LAPSE_MS: "60000" },
       placement: { baseDelayMs: 50 },
       pollIntervalMs: 200,

@@ -247,3 +247,17 @@ export const NO_PROCESS: TaskLauncher = {
   launch: () => Promise.resolve(),
   kill: () => Promise.resolve(),
 };
+
+/**
+ * The cluster, roles, image and region every ECS executor of the tests runs with (a test
+ * overrides what it checks); the fake endpoint takes them as they come.
+ */
+export const TEST_CLUSTER = {
+  cluster: "devboxes",
+  capacityProvider: "devbox-asg",
+  executionRoleArn: "arn:aws:iam::123456789012:role/devbox-execution",
+  taskRoleArn: "arn:aws:iam::123456789012:role/devbox-task",
+  defaultImage: "devbox:test",
+  region: "eu-west-1",
+  secretArnPrefix: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:",
+} as const;

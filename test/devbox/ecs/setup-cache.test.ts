@@ -20,7 +20,7 @@ import type { SetupCacheStore } from "../../../src/devbox/hub/cache/cache-store.
 import { DirectoryCacheStore } from "../../../src/devbox/hub/cache/directory-store.js";
 import { S3CacheStore, setupCacheS3Client } from "../../../src/devbox/hub/cache/s3-store.js";
 import { FakeS3 } from "../hub/fake-s3.js";
-import { FakeEcs, type FakeTask } from "./endpoint.js";
+import { FakeEcs, type FakeTask, TEST_CLUSTER } from "./endpoint.js";
 import { LocalTaskLauncher } from "./local-tasks.js";
 
 const RUN_BRANCH = "clustercode/12-cache1";
@@ -109,13 +109,7 @@ async function openHarness(store: SetupCacheStore | undefined) {
       region: "eu-west-1",
       credentials: { accessKeyId: "test", secretAccessKey: "test" },
     }),
-    cluster: "devboxes",
-    capacityProvider: "devbox-asg",
-    executionRoleArn: "arn:aws:iam::123456789012:role/devbox-execution",
-    taskRoleArn: "arn:aws:iam::123456789012:role/devbox-task",
-    defaultImage: "devbox:test",
-    region: "eu-west-1",
-    secretArnPrefix: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:",
+    ...TEST_CLUSTER,
     agentEnv: { CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200", CLUSTERCODE_DEVBOX_LAPSE_MS: "60000" },
     pollIntervalMs: 60_000,
   });

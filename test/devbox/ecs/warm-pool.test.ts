@@ -17,7 +17,7 @@ import type { StartRequest } from "../../../src/devbox/executor.js";
 import { DevBoxHub } from "../../../src/devbox/hub/hub.js";
 import { warmRoute } from "../../../src/devbox/warm-protocol.js";
 import { WarmDemand } from "../../../src/devbox/warm-demand.js";
-import { FakeEcs, NO_PROCESS, type FakeTask } from "./endpoint.js";
+import { FakeEcs, NO_PROCESS, type FakeTask, TEST_CLUSTER } from "./endpoint.js";
 
 const spec = (overrides: Partial<DevBoxSpec> = {}): DevBoxSpec => ({
   branch: "clustercode/7-r1",
@@ -57,13 +57,8 @@ async function setup(warm: Partial<EcsWarmOptions> = {}) {
   const failures: unknown[] = [];
   executor = new EcsExecutor({
     client: client(endpoint),
-    cluster: "devboxes",
-    capacityProvider: "devbox-asg",
-    executionRoleArn: "arn:aws:iam::123456789012:role/devbox-execution",
-    taskRoleArn: "arn:aws:iam::123456789012:role/devbox-task",
+    ...TEST_CLUSTER,
     defaultImage: "devbox:1",
-    region: "eu-west-1",
-    secretArnPrefix: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:",
     pollIntervalMs: 60_000,
     warm: {
       max: 4,

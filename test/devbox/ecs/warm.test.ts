@@ -18,7 +18,7 @@ import type { StartRequest } from "../../../src/devbox/executor.js";
 import type { DevBoxEvent } from "../../../src/devbox/hub/events.js";
 import { DevBoxHub } from "../../../src/devbox/hub/hub.js";
 import type { DevBoxSpec } from "../../../src/engine/commands.js";
-import { FakeEcs } from "./endpoint.js";
+import { FakeEcs, TEST_CLUSTER } from "./endpoint.js";
 import { LocalTaskLauncher } from "./local-tasks.js";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "clustercode-ecs-warm-")));
@@ -88,13 +88,7 @@ describe("warm ECS tasks", () => {
         region: "eu-west-1",
         credentials: { accessKeyId: "test", secretAccessKey: "test" },
       }),
-      cluster: "devboxes",
-      capacityProvider: "devbox-asg",
-      executionRoleArn: "arn:aws:iam::123456789012:role/devbox-execution",
-      taskRoleArn: "arn:aws:iam::123456789012:role/devbox-task",
-      defaultImage: "devbox:test",
-      region: "eu-west-1",
-      secretArnPrefix: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:",
+      ...TEST_CLUSTER,
       agentEnv: { CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200", CLUSTERCODE_DEVBOX_LAPSE_MS: "60000" },
       pollIntervalMs: 200,
       warm: { max: 2, moves, onError: (error) => failures.push(error) },

@@ -262,7 +262,8 @@ async function receiveAdvertisement(dir: string): Promise<Buffer> {
   return Buffer.concat([...packets, FLUSH]);
 }
 
-function answer(response: ServerResponse, status: number, type: string, body: Buffer): void {
+/** Answers a git HTTP request whole, uncached (git clients re-ask for refs each time). */
+export function answer(response: ServerResponse, status: number, type: string, body: Buffer): void {
   response.writeHead(status, {
     "content-type": type,
     "content-length": String(body.length),

@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
 import { createGunzip } from "node:zlib";
 import { gitText, runGit } from "../git/git-process.js";
+import { answer } from "../git/git-service.js";
 import { FLUSH, pktLine } from "../git/pkt-line.js";
 import type { GitUpstream } from "../git/receive.js";
 import { shareObjects } from "../git/shared-objects.js";
@@ -104,13 +105,4 @@ export class WarmGit {
     this.#locks.set(key, next);
     return next;
   }
-}
-
-function answer(response: ServerResponse, status: number, type: string, body: Buffer): void {
-  response.writeHead(status, {
-    "content-type": type,
-    "content-length": String(body.length),
-    "cache-control": "no-cache",
-  });
-  response.end(body);
 }
