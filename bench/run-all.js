@@ -156,6 +156,58 @@ const BENCHES = [
       },
     ],
   })),
+  ...[0, 3].map((setupSeconds) => ({
+    script: "bench/warm-starts.js",
+    // About half a minute even at one run: the full size only (`npm run bench`).
+    args: quick ? undefined : setupSeconds === 0 ? ["7"] : ["5", String(setupSeconds)],
+    rows: (out) =>
+      [
+        ["label → first command", /label → first command: median ([\d.]+ s)/g],
+        ["`/approve` → next node's first command", /next node's first command: median ([\d.]+ s)/g],
+      ].map(([measure, pattern]) => {
+        const [cold, warm] = [...out.matchAll(pattern)].map((match) => match[1]);
+        return {
+          measure: `${measure}, local DevBoxes, setup ${setupSeconds === 0 ? "`true`" : `\`sleep ${setupSeconds}\``}`,
+          result: `warm ${warm ?? "?"} (cold ${cold ?? "?"})`,
+          target: "≤ 1 s warm",
+        };
+      }),
+  })),
+  ...[[], ["--via-hub"]].map((via) => ({
+    script: "bench/devbox-start.js",
+    // Generates a 200 MB repository once (minutes): the full size only.
+    args: quick ? undefined : ["--runs", "3", ...via, "clone"],
+    rows: (out) => [
+      {
+        measure: `claim → ready, partial vs full clone of 20,000 commits${via.length > 0 ? ", through the hub" : ""}`,
+        result: `${grab(out, /partial clone from the mirror ([\d.]+ s)/)} vs ${grab(out, /full clone ([\d.]+ s)/)} (${grab(out, /\(([\d.]+ %); target/)})`,
+        target: "≤ 20 %",
+      },
+    ],
+  })),
+  {
+    script: "bench/devbox-start.js",
+    // `npm ci` uncached takes minutes per claim: the full size only.
+    args: quick ? undefined : ["--runs", "3", "setup"],
+    rows: (out) => [
+      {
+        measure: "claim → ready with `npm ci` setup, cached vs uncached (setup time)",
+        result: `${grab(out, /cached ([\d.]+ s), no setup/)} vs ${grab(out, /uncached ([\d.]+ s)/)} (${grab(out, /\(([\d.]+ %); target ≤ 10/)})`,
+        target: "≤ 10 %",
+      },
+    ],
+  },
+  {
+    script: "bench/ecs-warm-claims.js",
+    args: quick ? ["1"] : ["7"],
+    rows: (out) => [
+      {
+        measure: "ECS claim → first command, entrypoint and agent as local processes",
+        result: `warm ${grab(out, /warm: median (\d+ ms)/)} (cold ${grab(out, /cold: median (\d+ ms)/)})`,
+        target: "—",
+      },
+    ],
+  },
 ];
 
 function grab(text, pattern) {
@@ -181,12 +233,14 @@ async function measure(bench) {
 
 /** Every benchmark's rows in table order, `jobs` benchmarks at a time. */
 async function measureAll() {
-  const results = new Array(BENCHES.length);
+  // A benchmark without arguments at this size runs at the full size only (--quick skips it).
+  const benches = BENCHES.filter((bench) => bench.args !== undefined);
+  const results = new Array(benches.length);
   let next = 0;
   const worker = async () => {
-    while (next < BENCHES.length) {
+    while (next < benches.length) {
       const at = next++;
-      results[at] = await measure(BENCHES[at]);
+      results[at] = await measure(benches[at]);
     }
   };
   await Promise.all(Array.from({ length: jobs }, worker));
