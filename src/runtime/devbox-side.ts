@@ -25,6 +25,11 @@ export interface DevBoxSideOptions {
   /** The hub's staging repositories live under it. */
   stateDir: string;
   env: NodeJS.ProcessEnv;
+  /**
+   * The DevBoxes' decoded lapse (`CLUSTERCODE_DEVBOX_LAPSE_MS`), the hub's too; default the
+   * hub's.
+   */
+  lapseMs?: number;
   store: Store;
   executor: ClosableExecutor;
   /** Where a run's repository is, with the credentials only the hub adds. */
@@ -55,11 +60,10 @@ export async function openDevBoxSide(
   const { env, store, executor } = options;
   // The lapse the DevBoxes are given is the hub's too, as `clustercode run` has it: a hub on
   // its default would call a DevBox lost sooner or later than the DevBox gives up on the hub.
-  const lapse = Number(env.CLUSTERCODE_DEVBOX_LAPSE_MS ?? "") || undefined;
   const hub = new DevBoxHub({
     onEvent: (event) => events.onHubEvent(event),
     onError: options.onError,
-    ...(lapse === undefined ? {} : { lapseMs: lapse }),
+    ...(options.lapseMs === undefined ? {} : { lapseMs: options.lapseMs }),
     ...(options.hubHost === undefined ? {} : { host: options.hubHost }),
     ...(options.hubPort === undefined ? {} : { port: options.hubPort }),
     providers: providerUpstreams(env),

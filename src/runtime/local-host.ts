@@ -214,6 +214,7 @@ async function localDevBoxes(
     stateDir: options.stateDir,
     env: options.env,
     warm,
+    sandbox: { unsafe: devboxes.unsafeLocalDevBox, bwrap: devboxes.bwrap },
     setupCacheMaxBytes: devboxes.setupCacheMaxMb * 1024 * 1024,
   });
   await executor.reap(await owners.orphans(await executor.knownDevBoxIds()));
@@ -221,6 +222,7 @@ async function localDevBoxes(
   const side = {
     stateDir: options.stateDir,
     env: options.env,
+    lapseMs: devboxes.lapseMs,
     store,
     executor,
     onError: fail,

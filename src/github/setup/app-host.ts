@@ -1,6 +1,5 @@
 import { DefaultBranchMoves } from "../../devbox/branch-moves.js";
 import { WarmDemand } from "../../devbox/warm-demand.js";
-import { DEVBOX_LEASE_MS } from "../../runtime/devbox-leases.js";
 import { Admission } from "../../runtime/admission.js";
 import { faultInjection } from "../../runtime/fault-injection.js";
 import { createHost, type Host } from "../../runtime/host.js";
@@ -260,14 +259,24 @@ async function openCore(
     }),
     holder: base.holder,
     // Replicas share the store: which of them runs a DevBox is a lease in it.
-    devboxLeaseMs: Number(env.CLUSTERCODE_DEVBOX_LEASE_MS ?? "") || DEVBOX_LEASE_MS,
+    devboxLeaseMs: base.settings.devboxes.leaseMs,
     ...faultInjection(env),
     telemetry: await openTelemetry(env),
     admission,
     surfaces,
     devboxes: (events, requests) =>
       appDevBoxes(
-        { stateDir, env, store, installations, log, cloneUrl, executor, notices },
+        {
+          stateDir,
+          env,
+          settings: base.settings,
+          store,
+          installations,
+          log,
+          cloneUrl,
+          executor,
+          notices,
+        },
         events,
         requests,
       ),

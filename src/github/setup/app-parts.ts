@@ -6,6 +6,7 @@ import { gitHostBaseUrl, repositoryCloneUrl } from "../../devbox/git-host.js";
 import type { Admission } from "../../runtime/admission.js";
 import type { Host } from "../../runtime/host.js";
 import type { HostLog } from "../../runtime/ports.js";
+import { decodeSettings, type Settings } from "../../settings/index.js";
 import type { Store } from "../../store/store.js";
 import { runPageUrl, runPagesFromEnv, type RunPagesConfig } from "../../ui/run-pages-config.js";
 import { Installations } from "../client/installations.js";
@@ -24,6 +25,8 @@ import { handleDelivery } from "./handle-delivery.js";
 export interface AppBase {
   store: Store;
   env: NodeJS.ProcessEnv;
+  /** `env` decoded, once, when the app opens. */
+  settings: Settings;
   log: HostLog;
   now: () => number;
   /** This replica, as leases name their holder. */
@@ -54,6 +57,7 @@ export function appBase(
   return {
     store,
     env,
+    settings: decodeSettings(env),
     log,
     now: options.now ?? Date.now,
     holder: `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`,
