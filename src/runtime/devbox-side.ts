@@ -1,7 +1,7 @@
 import type { DevBoxExecutor } from "../devbox/executor.js";
 import type { GitUpstream } from "../devbox/hub/git/git-service.js";
 import { DevBoxHub } from "../devbox/hub/hub.js";
-import { providerRequestLimit, providerUpstreams } from "../devbox/hub/provider-proxy.js";
+import { providerUpstreams, type ProxySettings } from "../devbox/hub/provider-proxy.js";
 import { RunRepository } from "../store/run-repository.js";
 import type { Store } from "../store/store.js";
 import { gitPolicyOf } from "./devbox-git.js";
@@ -30,6 +30,8 @@ export interface DevBoxSideOptions {
    * hub's.
    */
   lapseMs?: number;
+  /** The decoded provider keys the hub holds and proxies, and its limit per DevBox. */
+  providers: ProxySettings & { providerRequests: number };
   store: Store;
   executor: ClosableExecutor;
   /** Where a run's repository is, with the credentials only the hub adds. */
@@ -66,8 +68,8 @@ export async function openDevBoxSide(
     ...(options.lapseMs === undefined ? {} : { lapseMs: options.lapseMs }),
     ...(options.hubHost === undefined ? {} : { host: options.hubHost }),
     ...(options.hubPort === undefined ? {} : { port: options.hubPort }),
-    providers: providerUpstreams(env),
-    maxProviderRequests: providerRequestLimit(env),
+    providers: providerUpstreams(options.providers),
+    maxProviderRequests: options.providers.providerRequests,
     ...(options.repositoryHost === undefined
       ? {}
       : { egress: { repositoryHost: options.repositoryHost } }),

@@ -121,6 +121,7 @@ export async function appDevBoxes(
       stateDir: options.stateDir,
       env,
       lapseMs: options.settings.devboxes.lapseMs,
+      providers: options.settings.providers,
       store,
       executor,
       onError: (error) => options.log.error("DevBox hub", error),

@@ -5,7 +5,7 @@ import { faultInjection } from "../../runtime/fault-injection.js";
 import { createHost, type Host } from "../../runtime/host.js";
 import { openTelemetry } from "../../telemetry/open-telemetry.js";
 import type { Telemetry } from "../../telemetry/telemetry.js";
-import { judgeFromEnv } from "../../runtime/judge.js";
+import { judgeFromSettings } from "../../runtime/judge.js";
 import type { HostLog } from "../../runtime/ports.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import { openStore } from "../../store/embedded.js";
@@ -252,7 +252,7 @@ async function openCore(
     store,
     clock: base.now,
     log,
-    judge: judgeFromEnv(env),
+    judge: judgeFromSettings(base.settings.providers),
     diffs: new RepositoryDiffSource(async (repo) => {
       const { token } = await installations.repoToken(repo);
       return { url: cloneUrl(repo, token), secret: token };
@@ -260,7 +260,7 @@ async function openCore(
     holder: base.holder,
     // Replicas share the store: which of them runs a DevBox is a lease in it.
     devboxLeaseMs: base.settings.devboxes.leaseMs,
-    ...faultInjection(env),
+    ...faultInjection(base.settings.diagnostics.faultAt),
     telemetry: await openTelemetry(env),
     admission,
     surfaces,

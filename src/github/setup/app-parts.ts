@@ -79,13 +79,7 @@ export function appSurfaces(
   admission: Admission,
   answers: () => Answers | undefined,
 ): Surfaces {
-  const { env, log, pages } = base;
-  const pullReady = env.CLUSTERCODE_PR_READY ?? "on-success";
-  if (pullReady !== "never" && pullReady !== "on-success")
-    log.error(
-      "CLUSTERCODE_PR_READY",
-      new Error(`must be never or on-success, not "${pullReady}"; using on-success`),
-    );
+  const { log, pages } = base;
   return new Surfaces({
     store: base.store,
     holder: base.holder,
@@ -93,7 +87,7 @@ export function appSurfaces(
     admission,
     onError: (error, runId) => log.error(`surfaces of run ${runId}`, error),
     devboxNotice: (runId) => base.notices.get(runId),
-    pullReady: pullReady === "never" ? "never" : "on-success",
+    pullReady: base.settings.githubApp.prReady,
     onSucceeded: async (check) => {
       const ready = answers();
       if (ready !== undefined)
@@ -130,16 +124,19 @@ export function appServices(
 
 /** The webhook intake, handing recorded deliveries to the services. */
 export function appIntake(base: AppBase, services: AppServices): DeliveryIntake {
-  const { env, log } = base;
+  const { log } = base;
+  const { ackDeadlineMs, deliverySweepMs } = base.settings.githubApp;
   return new DeliveryIntake({
     store: base.store,
     now: base.now,
     holder: base.holder,
     handle: (delivery) => handleDelivery(delivery, base.auth, services),
-    ...(env.CLUSTERCODE_ACK_DEADLINE_MS === undefined
-      ? {}
-      : { ackDeadlineMs: Number(env.CLUSTERCODE_ACK_DEADLINE_MS) }),
-    ...deliverySweepFromEnv(env),
+    ackDeadlineMs,
+    // How often the intake sweeps for deliveries a process left unhandled, and so how soon a
+    // replica is taken for gone (five periods) and its deliveries for left (two); the crash
+    // tests restart the app within seconds.
+    sweepPeriodMs: deliverySweepMs,
+    staleMs: 2 * deliverySweepMs,
     onError: (error, delivery) =>
       log.error(`delivery ${delivery.deliveryId} (${delivery.event})`, error),
   });
@@ -147,26 +144,9 @@ export function appIntake(base: AppBase, services: AppServices): DeliveryIntake 
 
 /** The opt-in weekly judge scorecard comment (CLUSTERCODE_SCORECARD_REPOS). */
 export function appWeekly(base: AppBase): WeeklyScorecard | undefined {
-  const repos = (base.env.CLUSTERCODE_SCORECARD_REPOS ?? "")
-    .split(",")
-    .map((repo) => repo.trim())
-    .filter((repo) => repo !== "");
+  const repos = base.settings.githubApp.scorecardRepos;
   if (repos.length === 0) return undefined;
   const { store, installations, holder, now } = base;
   const onError = (error: unknown) => base.log.error("background task", error);
   return new WeeklyScorecard({ store, installations, holder, now, repos, onError });
-}
-
-/**
- * CLUSTERCODE_DELIVERY_SWEEP_MS: how often the intake sweeps for deliveries a process left
- * unhandled (default 1 s), and so how soon a replica is taken for gone (five periods) and its
- * deliveries for left (two); the crash tests restart the app within seconds.
- */
-function deliverySweepFromEnv(env: NodeJS.ProcessEnv): {
-  sweepPeriodMs?: number;
-  staleMs?: number;
-} {
-  const period = Number(env.CLUSTERCODE_DELIVERY_SWEEP_MS ?? "");
-  if (env.CLUSTERCODE_DELIVERY_SWEEP_MS === undefined || !(period > 0)) return {};
-  return { sweepPeriodMs: period, staleMs: 2 * period };
 }
