@@ -59,7 +59,8 @@ export function executorFromEnv(
           ...(warmFrom.demand === undefined ? {} : { demand: warmFrom.demand }),
           ...(warmFrom.onError === undefined ? {} : { onError: warmFrom.onError }),
         };
-  return ({ onLost, onNotice }) => chooseExecutor(env, local, onLost, onNotice, ecsWarm);
+  return ({ onLost, onNotice }) =>
+    chooseExecutor({ env, devboxes }, local, onLost, onNotice, ecsWarm);
 }
 
 /**

@@ -95,7 +95,7 @@ export class AppHost {
   /** The opt-in weekly judge scorecard comment (CLUSTERCODE_SCORECARD_REPOS). */
   readonly weekly: WeeklyScorecard | undefined;
   readonly services: AppServices;
-  /** The run pages, sign-in and their JSON API, when configured (see runPagesFromEnv). */
+  /** The run pages, sign-in and their JSON API, when configured (see runPagesFromSettings). */
   readonly runPages: RunPagesHandler | undefined;
   readonly #core: Host;
   readonly #auth: AuthSlot;

@@ -8,7 +8,11 @@ import type { Host } from "../../runtime/host.js";
 import type { HostLog } from "../../runtime/ports.js";
 import { decodeSettings, type Settings } from "../../settings/index.js";
 import type { Store } from "../../store/store.js";
-import { runPageUrl, runPagesFromEnv, type RunPagesConfig } from "../../ui/run-pages-config.js";
+import {
+  runPageUrl,
+  runPagesFromSettings,
+  type RunPagesConfig,
+} from "../../ui/run-pages-config.js";
 import { Installations } from "../client/installations.js";
 import { Answers } from "../handlers/answers.js";
 import { sendBackIfConflicting } from "../handlers/conflicts.js";
@@ -50,14 +54,15 @@ export function appBase(
   const { env, log } = options;
   const auth = new AuthSlot();
   const gitHost = gitHostBaseUrl(env);
-  const pages = runPagesFromEnv(env);
+  const settings = decodeSettings(env);
+  const pages = runPagesFromSettings(settings.runPages, settings.githubApp.gheHost);
   // Set but incomplete is a mistake worth saying; unset is the choice of no run pages.
-  if (!pages.ok && (env.CLUSTERCODE_PUBLIC_URL ?? "") !== "")
+  if (!pages.ok && settings.runPages.publicUrl !== undefined)
     log.error("run pages are off", new Error(pages.why));
   return {
     store,
     env,
-    settings: decodeSettings(env),
+    settings,
     log,
     now: options.now ?? Date.now,
     holder: `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`,
