@@ -92,7 +92,7 @@ export class LocalHost {
     const settings = decodeSettings(options.env);
     const now = options.now ?? Date.now;
     const watch = new SettleWatch();
-    const opened = await openStore({ stateDir: options.stateDir, env: options.env });
+    const opened = await openStore({ stateDir: options.stateDir, settings: settings.store });
     const store = opened.store;
     const holder = await StateDirHolder.claim(
       options.stateDir,

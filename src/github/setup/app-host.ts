@@ -6,6 +6,7 @@ import { createHost, type Host } from "../../runtime/host.js";
 import { openTelemetry } from "../../telemetry/open-telemetry.js";
 import type { Telemetry } from "../../telemetry/telemetry.js";
 import { judgeFromSettings } from "../../runtime/judge.js";
+import { decodeSettings } from "../../settings/index.js";
 import type { HostLog } from "../../runtime/ports.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import { openStore } from "../../store/embedded.js";
@@ -122,8 +123,10 @@ export class AppHost {
 
   /** Opens the store, starts the hub, and wires the app's parts together (no timers yet). */
   static async open(options: AppHostOptions, ports: AppHostPorts = {}): Promise<AppHost> {
-    const opened = await openStore({ stateDir: options.stateDir, env: options.env });
-    const base = appBase(options, opened.store, ports.cloneUrl);
+    // Every setting the app reads, decoded once.
+    const settings = decodeSettings(options.env);
+    const opened = await openStore({ stateDir: options.stateDir, settings: settings.store });
+    const base = appBase({ ...options, settings }, opened.store, ports.cloneUrl);
     const { store, now, holder, auth } = base;
     const admission = new Admission({ store, now, holder });
     // The one part made after the surfaces that they ask for (see appSurfaces).

@@ -6,7 +6,7 @@ import { gitHostBaseUrl, repositoryCloneUrl } from "../../devbox/git-host.js";
 import type { Admission } from "../../runtime/admission.js";
 import type { Host } from "../../runtime/host.js";
 import type { HostLog } from "../../runtime/ports.js";
-import { decodeSettings, type Settings } from "../../settings/index.js";
+import type { Settings } from "../../settings/index.js";
 import type { Store } from "../../store/store.js";
 import {
   runPageUrl,
@@ -47,14 +47,13 @@ export interface AppBase {
 
 /** The app's base parts, from the environment; a set but incomplete setting is logged. */
 export function appBase(
-  options: { env: NodeJS.ProcessEnv; log: HostLog; now?: () => number },
+  options: { env: NodeJS.ProcessEnv; settings: Settings; log: HostLog; now?: () => number },
   store: Store,
   cloneUrl?: (repo: string, token?: string) => string,
 ): AppBase {
-  const { env, log } = options;
+  const { env, settings, log } = options;
   const auth = new AuthSlot();
   const gitHost = gitHostBaseUrl(env);
-  const settings = decodeSettings(env);
   const pages = runPagesFromSettings(settings.runPages, settings.githubApp.gheHost);
   // Set but incomplete is a mistake worth saying; unset is the choice of no run pages.
   if (!pages.ok && settings.runPages.publicUrl !== undefined)
