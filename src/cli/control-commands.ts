@@ -41,7 +41,7 @@ function controlCommand(
     const format = formatOption(values.format, RUN_FORMATS);
     const runId = runIdArgument(positionals, usage);
     const event = eventOf?.(values, positionals.slice(1), io, Date.now());
-    const stateDir = await usableStateDir(values["state-dir"], io.env);
+    const stateDir = await usableStateDir(values["state-dir"], io.settings.store);
     const live = new LiveOutput({ io, stateDir, format, quiet: values.quiet === true });
     const host = await LocalHost.open({
       command: name,

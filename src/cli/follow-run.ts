@@ -26,7 +26,10 @@ export interface FollowOptions {
  * people; when no process drives it (any more), says how to resume it and exits 1.
  */
 export async function followRun(options: FollowOptions): Promise<number> {
-  const opened = await openStore({ stateDir: options.stateDir, env: options.io.env });
+  const opened = await openStore({
+    stateDir: options.stateDir,
+    settings: options.io.settings.store,
+  });
   try {
     return await new Follower(options).follow(opened.store);
   } finally {

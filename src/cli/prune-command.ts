@@ -31,7 +31,7 @@ const prune: Command = async (args, io) => {
   const before =
     values["older-than"] === undefined ? now : sinceOf(values["older-than"], now, "--older-than");
   const repo = await repositoryOf(io.cwd, values.repo);
-  const stateDir = await usableStateDir(values["state-dir"], io.env);
+  const stateDir = await usableStateDir(values["state-dir"], io.settings.store);
   const ended = await withStore(stateDir, io, async (store) =>
     (await new RunRepository(store).list(repo, { limit: Infinity }))
       .map((run) => run.document.state)

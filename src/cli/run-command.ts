@@ -53,7 +53,7 @@ const run: Command = async (args, io) => {
   const runId = `r${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
   const branch = `clustercode/local-${runId}`;
   const { file, workflow, brief } = chosen;
-  const stateDir = await usableStateDir(values["state-dir"], io.env);
+  const stateDir = await usableStateDir(values["state-dir"], io.settings.store);
   const live = new LiveOutput({ io, stateDir, format, quiet: values.quiet === true });
   const host = await LocalHost.open({
     command: "run",

@@ -5,18 +5,23 @@ import { join, resolve } from "node:path";
 import type { RunSnapshot } from "../engine/model.js";
 import { describeFsError, EXIT, UsageError, type CommandIo } from "./command.js";
 import { reasonNote } from "./evidence-narrator.js";
+import type { Settings } from "../settings/index.js";
 
 /** Output formats of the run commands. */
 export const RUN_FORMATS = ["human", "json"] as const;
 
+/** The decoded settings the state directory is found by. */
+export type StateDirSettings = Pick<Settings["store"], "stateDir" | "xdgStateHome" | "home">;
+
 /**
  * The state directory: `--state-dir`, else CLUSTERCODE_STATE_DIR, else
- * `$XDG_STATE_HOME/clustercode`, else `~/.local/state/clustercode`.
+ * `$XDG_STATE_HOME/clustercode`, else `~/.local/state/clustercode` (`store`: those settings,
+ * decoded at start).
  */
-export function resolveStateDir(option: string | undefined, env: NodeJS.ProcessEnv): string {
+export function resolveStateDir(option: string | undefined, store: StateDirSettings): string {
   if (option !== undefined && option !== "") return resolve(option);
-  if (env.CLUSTERCODE_STATE_DIR) return resolve(env.CLUSTERCODE_STATE_DIR);
-  const base = env.XDG_STATE_HOME || join(env.HOME ?? homedir(), ".local", "state");
+  if (store.stateDir) return resolve(store.stateDir);
+  const base = store.xdgStateHome || join(store.home ?? homedir(), ".local", "state");
   return resolve(base, "clustercode");
 }
 
@@ -26,9 +31,9 @@ export function resolveStateDir(option: string | undefined, env: NodeJS.ProcessE
  */
 export async function usableStateDir(
   option: string | undefined,
-  env: NodeJS.ProcessEnv,
+  store: StateDirSettings,
 ): Promise<string> {
-  const dir = resolveStateDir(option, env);
+  const dir = resolveStateDir(option, store);
   try {
     await mkdir(dir, { recursive: true });
     await access(dir, constants.W_OK | constants.X_OK);

@@ -76,8 +76,8 @@ export const scorecardCommand: Command = async (args, io) => {
   const format = formatOption(values.format, ["human", "json"] as const);
   const since = sinceOf(values.since, Date.now());
   const repo = await repositoryOf(io.cwd, values.repo);
-  const stateDir = await usableStateDir(values["state-dir"], io.env);
-  const opened = await openStore({ stateDir, env: io.env });
+  const stateDir = await usableStateDir(values["state-dir"], io.settings.store);
+  const opened = await openStore({ stateDir, settings: io.settings.store });
   try {
     const repository = new RunRepository(opened.store);
     const runs = (await repository.list(repo, { limit: Infinity })).filter(

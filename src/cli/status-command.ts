@@ -22,7 +22,7 @@ export async function withStore<T>(
   io: CommandIo,
   use: (store: Store) => Promise<T>,
 ): Promise<T> {
-  const opened = await openStore({ stateDir, env: io.env });
+  const opened = await openStore({ stateDir, settings: io.settings.store });
   try {
     return await use(opened.store);
   } finally {
@@ -55,7 +55,7 @@ export const status: Command = async (args, io) => {
     runId === undefined
       ? await repositoryOf(io.cwd, values.repo, "give a RUN, or --repo DIR for a repository's runs")
       : undefined;
-  const stateDir = await usableStateDir(values["state-dir"], io.env);
+  const stateDir = await usableStateDir(values["state-dir"], io.settings.store);
   return withStore(stateDir, io, async (store) => {
     const repository = new RunRepository(store);
     const runs =
@@ -100,7 +100,7 @@ export const log: Command = async (args, io) => {
   });
   const format = formatOption(values.format, RUN_FORMATS);
   const runId = runIdArgument(positionals, "usage: clustercode log RUN [--follow]");
-  const stateDir = await usableStateDir(values["state-dir"], io.env);
+  const stateDir = await usableStateDir(values["state-dir"], io.settings.store);
   if (values.follow === true) return followRun({ stateDir, runId, io, format });
   return withStore(stateDir, io, async (store) => {
     const runs = new RunRepository(store);

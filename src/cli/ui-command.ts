@@ -26,7 +26,7 @@ const ui: Command = async (args, io) => {
   const port = Number(values.port ?? "0");
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UsageError("--port must be a port number");
-  const stateDir = resolveStateDir(values["state-dir"], io.env);
+  const stateDir = resolveStateDir(values["state-dir"], io.settings.store);
   const repo = resolve(io.cwd, values.repo ?? ".");
   // The session's first DevBox of this repository (a run answered here) is then a warm one.
   const warmDemand = await localWarmDemand(repo);

@@ -1,7 +1,7 @@
 import type { DevBoxExecutor } from "../devbox/executor.js";
 import type { GitUpstream } from "../devbox/hub/git/git-service.js";
 import { DevBoxHub } from "../devbox/hub/hub.js";
-import { providerRequestLimit, providerUpstreams } from "../devbox/hub/provider-proxy.js";
+import { providerUpstreams, type ProxySettings } from "../devbox/hub/provider-proxy.js";
 import { RunRepository } from "../store/run-repository.js";
 import type { Store } from "../store/store.js";
 import { gitPolicyOf } from "./devbox-git.js";
@@ -25,6 +25,13 @@ export interface DevBoxSideOptions {
   /** The hub's staging repositories live under it. */
   stateDir: string;
   env: NodeJS.ProcessEnv;
+  /**
+   * The DevBoxes' decoded lapse (`CLUSTERCODE_DEVBOX_LAPSE_MS`), the hub's too; default the
+   * hub's.
+   */
+  lapseMs?: number;
+  /** The decoded provider keys the hub holds and proxies, and its limit per DevBox. */
+  providers: ProxySettings & { providerRequests: number };
   store: Store;
   executor: ClosableExecutor;
   /** Where a run's repository is, with the credentials only the hub adds. */
@@ -55,15 +62,14 @@ export async function openDevBoxSide(
   const { env, store, executor } = options;
   // The lapse the DevBoxes are given is the hub's too, as `clustercode run` has it: a hub on
   // its default would call a DevBox lost sooner or later than the DevBox gives up on the hub.
-  const lapse = Number(env.CLUSTERCODE_DEVBOX_LAPSE_MS ?? "") || undefined;
   const hub = new DevBoxHub({
     onEvent: (event) => events.onHubEvent(event),
     onError: options.onError,
-    ...(lapse === undefined ? {} : { lapseMs: lapse }),
+    ...(options.lapseMs === undefined ? {} : { lapseMs: options.lapseMs }),
     ...(options.hubHost === undefined ? {} : { host: options.hubHost }),
     ...(options.hubPort === undefined ? {} : { port: options.hubPort }),
-    providers: providerUpstreams(env),
-    maxProviderRequests: providerRequestLimit(env),
+    providers: providerUpstreams(options.providers),
+    maxProviderRequests: options.providers.providerRequests,
     ...(options.repositoryHost === undefined
       ? {}
       : { egress: { repositoryHost: options.repositoryHost } }),

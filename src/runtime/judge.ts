@@ -6,6 +6,7 @@ import { JudgeError } from "../agents/judge-error.js";
 import type { Judge, JudgeContext, JudgeRequest, Verdict } from "../agents/judge-types.js";
 import { DEFAULT_OPENAI_JUDGE_MODEL, OpenAIProvider } from "../agents/openai-judge.js";
 import { ProviderJudge } from "../agents/provider-judge.js";
+import type { Settings } from "../settings/index.js";
 
 export type { Judge, JudgeContext, JudgeRequest, Verdict } from "../agents/judge-types.js";
 
@@ -86,8 +87,14 @@ export const NO_JUDGE: Judge = {
     ),
 };
 
-/** Options for {@link judgeFromEnv} beyond the environment. */
-export interface JudgeFromEnvOptions {
+/** The decoded settings a judge is chosen by (the settings' `providers` group). */
+export type JudgeSettings = Pick<
+  Settings["providers"],
+  "judgeCommand" | "anthropicApiKey" | "openaiApiKey" | "anthropicBaseUrl" | "openaiBaseUrl"
+>;
+
+/** Options for {@link judgeFromSettings} beyond the settings. */
+export interface JudgeOptions {
   /** SDK retries on 429/5xx before a judge fails (default 2). */
   maxRetries?: number;
 }
@@ -99,19 +106,19 @@ export interface JudgeFromEnvOptions {
  * `ANTHROPIC_BASE_URL` and `OPENAI_BASE_URL` are honoured), and fails saying which key is
  * missing when it is not. With neither, {@link NO_JUDGE}.
  */
-export function judgeFromEnv(env: NodeJS.ProcessEnv, options: JudgeFromEnvOptions = {}): Judge {
-  const command = env.CLUSTERCODE_JUDGE_COMMAND;
+export function judgeFromSettings(providers: JudgeSettings, options: JudgeOptions = {}): Judge {
+  const command = providers.judgeCommand;
   if (command !== undefined && command.trim() !== "") {
     const argv = command.trim().startsWith("[") ? (JSON.parse(command) as string[]) : [command];
     return new CommandJudge(argv);
   }
-  const anthropicKey = nonEmpty(env.ANTHROPIC_API_KEY);
-  const openaiKey = nonEmpty(env.OPENAI_API_KEY);
+  const anthropicKey = nonEmpty(providers.anthropicApiKey);
+  const openaiKey = nonEmpty(providers.openaiApiKey);
   if (anthropicKey === undefined && openaiKey === undefined) return NO_JUDGE;
   const retries = options.maxRetries === undefined ? {} : { maxRetries: options.maxRetries };
   const judges: Partial<Record<string, Judge>> = {};
   if (anthropicKey !== undefined) {
-    const baseURL = nonEmpty(env.ANTHROPIC_BASE_URL);
+    const baseURL = nonEmpty(providers.anthropicBaseUrl);
     const provider = new AnthropicProvider({
       apiKey: anthropicKey,
       ...retries,
@@ -120,7 +127,7 @@ export function judgeFromEnv(env: NodeJS.ProcessEnv, options: JudgeFromEnvOption
     judges.anthropic = new ProviderJudge(provider, DEFAULT_ANTHROPIC_JUDGE_MODEL);
   }
   if (openaiKey !== undefined) {
-    const baseURL = nonEmpty(env.OPENAI_BASE_URL);
+    const baseURL = nonEmpty(providers.openaiBaseUrl);
     const provider = new OpenAIProvider({
       apiKey: openaiKey,
       ...retries,

@@ -1,7 +1,7 @@
 import { GitDiffSource } from "../agents/diff-source.js";
 import { LocalExecutor } from "../devbox/local/executor.js";
 import type { WarmDemand } from "../devbox/warm-demand.js";
-import { decodeSettings } from "../settings/index.js";
+import { decodeSettings, type Settings } from "../settings/index.js";
 import type { Effect, RunDefinition, RunEvent, RunSnapshot } from "../engine/model.js";
 import { openStore } from "../store/embedded.js";
 import { setupCacheStore } from "../devbox/hub/cache/store-from-settings.js";
@@ -11,7 +11,7 @@ import { faultInjection } from "./fault-injection.js";
 import { createHost, type DevBoxPorts, type Host } from "./host.js";
 import { openDevBoxSide } from "./devbox-side.js";
 import { openTelemetry } from "../telemetry/open-telemetry.js";
-import { judgeFromEnv } from "./judge.js";
+import { judgeFromSettings } from "./judge.js";
 import { LocalDevBoxOwners } from "./local-devbox-owners.js";
 import type { DevBoxEventSink } from "./ports.js";
 import { RunRepository, type RunDocument } from "../store/run-repository.js";
@@ -88,9 +88,11 @@ export class LocalHost {
 
   /** Opens the state directory's store, starts the hub and reaps DevBoxes of dead processes. */
   static async open(options: LocalHostOptions): Promise<LocalHost> {
+    // Every setting the host reads, decoded once.
+    const settings = decodeSettings(options.env);
     const now = options.now ?? Date.now;
     const watch = new SettleWatch();
-    const opened = await openStore({ stateDir: options.stateDir, env: options.env });
+    const opened = await openStore({ stateDir: options.stateDir, settings: settings.store });
     const store = opened.store;
     const holder = await StateDirHolder.claim(
       options.stateDir,
@@ -106,12 +108,12 @@ export class LocalHost {
       store,
       clock: now,
       log: { error: (_message, error) => fail(error) },
-      judge: judgeFromEnv(options.env),
+      judge: judgeFromSettings(settings.providers),
       diffs: new GitDiffSource(),
       holder: `local:${process.pid}`,
-      devboxes: (events) => localDevBoxes(options, store, events, fail, owners),
+      devboxes: (events) => localDevBoxes({ ...options, settings }, store, events, fail, owners),
       devboxOwnership: owners,
-      ...faultInjection(options.env),
+      ...faultInjection(settings.diagnostics.faultAt),
       telemetry: await openTelemetry(options.env),
       onTransition: (run, done, event) => {
         holder.drives(run.state.runId).catch(fail);
@@ -196,14 +198,14 @@ const LOOK_MS = 500;
  * process left are stopped; those of another live process sharing the directory are its own.
  */
 async function localDevBoxes(
-  options: LocalHostOptions,
+  options: LocalHostOptions & { settings: Settings },
   store: Store,
   events: DevBoxEventSink,
   fail: (error: unknown) => void,
   owners: LocalDevBoxOwners,
 ): Promise<DevBoxPorts> {
   // The repository is a local path: warm DevBoxes clone it as it is, with no credentials.
-  const settings = decodeSettings(options.env);
+  const { settings } = options;
   const { devboxes } = settings;
   const warm = {
     max: devboxes.warmMax,
@@ -214,6 +216,7 @@ async function localDevBoxes(
     stateDir: options.stateDir,
     env: options.env,
     warm,
+    sandbox: { unsafe: devboxes.unsafeLocalDevBox, bwrap: devboxes.bwrap },
     setupCacheMaxBytes: devboxes.setupCacheMaxMb * 1024 * 1024,
   });
   await executor.reap(await owners.orphans(await executor.knownDevBoxIds()));
@@ -221,6 +224,8 @@ async function localDevBoxes(
   const side = {
     stateDir: options.stateDir,
     env: options.env,
+    lapseMs: devboxes.lapseMs,
+    providers: settings.providers,
     store,
     executor,
     onError: fail,

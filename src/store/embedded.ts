@@ -7,6 +7,7 @@ import { DynamoStore } from "./dynamo-store.js";
 import { createTable } from "./dynamo-table.js";
 import type { TableRequestsOptions } from "./dynamo-requests.js";
 import { attachStateDir } from "./state-dir-server.js";
+import type { Settings } from "../settings/index.js";
 
 const require = createRequire(import.meta.url);
 
@@ -82,26 +83,40 @@ export interface OpenedStore {
 export interface OpenStoreOptions {
   /** Local state directory; its database lives in `<stateDir>/dynamodb` (in memory without). */
   stateDir?: string;
-  /** Read for CLUSTERCODE_DYNAMODB_ENDPOINT, CLUSTERCODE_DYNAMODB_TABLE, AWS_REGION, AWS keys. */
-  env: NodeJS.ProcessEnv;
+  /**
+   * The decoded CLUSTERCODE_DYNAMODB_ENDPOINT, CLUSTERCODE_DYNAMODB_TABLE, AWS_REGION and AWS
+   * keys (the settings' `store` group).
+   */
+  settings: StoreSettings;
   /** Passed to the DynamoStore: called once per DynamoDB request (see TableRequestsOptions). */
   onRequest?: TableRequestsOptions["onRequest"];
 }
 
+/** The decoded settings a store is opened with. */
+export type StoreSettings = Pick<
+  Settings["store"],
+  | "dynamodbEndpoint"
+  | "dynamodbTable"
+  | "awsRegion"
+  | "awsAccessKeyId"
+  | "awsSecretAccessKey"
+  | "awsSessionToken"
+>;
+
 /**
  * Opens the store. With CLUSTERCODE_DYNAMODB_ENDPOINT set, it uses that endpoint and table
  * CLUSTERCODE_DYNAMODB_TABLE (default `clustercode`) in AWS_REGION (default `us-east-1`), with
- * the AWS keys of `env` or else the SDK's default credentials. Otherwise it attaches to the
+ * the AWS keys of the settings or else the SDK's default credentials. Otherwise it attaches to the
  * state directory's shared store (see {@link attachStateDir}), or starts dynalite in memory
  * without a stateDir. Creates the table when missing either way.
  */
 export async function openStore(options: OpenStoreOptions): Promise<OpenedStore> {
-  const { env } = options;
-  const endpoint = nonEmpty(env.CLUSTERCODE_DYNAMODB_ENDPOINT);
-  const table = nonEmpty(env.CLUSTERCODE_DYNAMODB_TABLE) ?? "clustercode";
-  const region = nonEmpty(env.AWS_REGION) ?? "us-east-1";
+  const { settings } = options;
+  const endpoint = nonEmpty(settings.dynamodbEndpoint);
+  const table = nonEmpty(settings.dynamodbTable) ?? "clustercode";
+  const region = nonEmpty(settings.awsRegion) ?? "us-east-1";
   if (endpoint !== undefined) {
-    const client = dynamoClient({ endpoint, region, ...credentialsFrom(env) });
+    const client = dynamoClient({ endpoint, region, ...credentialsFrom(settings) });
     return finishOpening(client, table, endpoint, options, async () => {});
   }
   const server = await embeddedServer(options.stateDir);
@@ -149,11 +164,11 @@ async function embeddedServer(stateDir: string | undefined): Promise<EmbeddedDyn
   };
 }
 
-function credentialsFrom(env: NodeJS.ProcessEnv): Pick<DynamoDBClientConfig, "credentials"> {
-  const accessKeyId = nonEmpty(env.AWS_ACCESS_KEY_ID);
-  const secretAccessKey = nonEmpty(env.AWS_SECRET_ACCESS_KEY);
+function credentialsFrom(settings: StoreSettings): Pick<DynamoDBClientConfig, "credentials"> {
+  const accessKeyId = nonEmpty(settings.awsAccessKeyId);
+  const secretAccessKey = nonEmpty(settings.awsSecretAccessKey);
   if (accessKeyId === undefined || secretAccessKey === undefined) return {};
-  const sessionToken = nonEmpty(env.AWS_SESSION_TOKEN);
+  const sessionToken = nonEmpty(settings.awsSessionToken);
   return {
     credentials: { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) },
   };

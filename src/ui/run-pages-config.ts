@@ -1,3 +1,5 @@
+import type { Settings } from "../settings/index.js";
+
 /** What the app's run pages need: where they are, the app's OAuth client, the session secret. */
 export interface RunPagesConfig {
   /** CLUSTERCODE_PUBLIC_URL without a trailing slash: the base of every link to a page. */
@@ -16,18 +18,22 @@ export type RunPagesSetup = { ok: true; config: RunPagesConfig } | { ok: false; 
 /**
  * Reads the run pages' configuration: CLUSTERCODE_PUBLIC_URL (absent: no pages, no links),
  * GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET (the GitHub App's OAuth credentials, for sign-in),
- * and CLUSTERCODE_SESSION_SECRET, the session cookies' key (optional: see session-secret.ts).
+ * and CLUSTERCODE_SESSION_SECRET, the session cookies' key (optional: see session-secret.ts), as
+ * decoded at start; `gheHost` is GHE_HOST.
  */
-export function runPagesFromEnv(env: NodeJS.ProcessEnv): RunPagesSetup {
-  const publicUrl = env.CLUSTERCODE_PUBLIC_URL?.trim().replace(/\/+$/, "") ?? "";
+export function runPagesFromSettings(
+  pages: Settings["runPages"],
+  gheHost: string | undefined,
+): RunPagesSetup {
+  const publicUrl = pages.publicUrl?.trim().replace(/\/+$/, "") ?? "";
   if (publicUrl === "") return { ok: false, why: "CLUSTERCODE_PUBLIC_URL is not set" };
   if (!/^https?:\/\/[^/\s]+(\/[^\s]*)?$/.test(publicUrl))
     return { ok: false, why: `CLUSTERCODE_PUBLIC_URL is not an http(s) URL: ${publicUrl}` };
-  const clientId = env.GITHUB_CLIENT_ID ?? "";
-  const clientSecret = env.GITHUB_CLIENT_SECRET ?? "";
+  const clientId = pages.githubClientId ?? "";
+  const clientSecret = pages.githubClientSecret ?? "";
   if (clientId === "" || clientSecret === "")
     return { ok: false, why: "GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET are needed for sign-in" };
-  const secret = env.CLUSTERCODE_SESSION_SECRET ?? "";
+  const secret = pages.sessionSecret ?? "";
   return {
     ok: true,
     config: {
@@ -35,7 +41,7 @@ export function runPagesFromEnv(env: NodeJS.ProcessEnv): RunPagesSetup {
       clientId,
       clientSecret,
       ...(secret === "" ? {} : { sessionSecret: secret }),
-      githubHost: env.GHE_HOST ?? "github.com",
+      githubHost: gheHost ?? "github.com",
     },
   };
 }

@@ -2,7 +2,8 @@ import "./promise-with-resolvers.js";
 import nock from "nock";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { JudgeError } from "../../src/agents/judge-error.js";
-import { judgeFromEnv } from "../../src/runtime/judge.js";
+import { judgeFromSettings } from "../../src/runtime/judge.js";
+import { decodeSettings } from "../../src/settings/index.js";
 import { CONTEXT, TEST_ENV, decisionRequest } from "./judge-fixtures.js";
 
 const API = TEST_ENV.ANTHROPIC_BASE_URL;
@@ -36,7 +37,9 @@ const toolUse = (input: unknown) => ({
 type Body = Record<string, unknown>;
 
 function judge() {
-  return judgeFromEnv({ ...TEST_ENV, OPENAI_API_KEY: "" }, { maxRetries: 0 });
+  return judgeFromSettings(decodeSettings({ ...TEST_ENV, OPENAI_API_KEY: "" }).providers, {
+    maxRetries: 0,
+  });
 }
 
 beforeAll(() => nock.disableNetConnect());
@@ -140,7 +143,9 @@ describe("anthropic judge (Messages API on nock)", () => {
   });
 
   it("says which key is missing when the request's provider has none", async () => {
-    const only = judgeFromEnv({ OPENAI_API_KEY: "k", OPENAI_BASE_URL: TEST_ENV.OPENAI_BASE_URL });
+    const only = judgeFromSettings(
+      decodeSettings({ OPENAI_API_KEY: "k", OPENAI_BASE_URL: TEST_ENV.OPENAI_BASE_URL }).providers,
+    );
     await expect(
       only.decide(decisionRequest("anthropic", "claude-opus-4-1"), CONTEXT),
     ).rejects.toThrow("the anthropic judge needs ANTHROPIC_API_KEY in the app's environment");

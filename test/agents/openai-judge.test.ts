@@ -2,7 +2,8 @@ import "./promise-with-resolvers.js";
 import nock from "nock";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { JudgeError } from "../../src/agents/judge-error.js";
-import { judgeFromEnv } from "../../src/runtime/judge.js";
+import { judgeFromSettings } from "../../src/runtime/judge.js";
+import { decodeSettings } from "../../src/settings/index.js";
 import { CONTEXT, TEST_ENV, decisionRequest } from "./judge-fixtures.js";
 
 const API = "https://openai.test";
@@ -44,7 +45,9 @@ const toolCall = (args: string) => ({
 type Body = Record<string, unknown>;
 
 function judge() {
-  return judgeFromEnv({ ...TEST_ENV, ANTHROPIC_API_KEY: "" }, { maxRetries: 0 });
+  return judgeFromSettings(decodeSettings({ ...TEST_ENV, ANTHROPIC_API_KEY: "" }).providers, {
+    maxRetries: 0,
+  });
 }
 
 beforeAll(() => nock.disableNetConnect());
@@ -158,7 +161,10 @@ describe("openai judge (Chat Completions on nock)", () => {
       )
       .post("/v1/chat/completions")
       .reply(200, completion(toolCall(JSON.stringify({ label: "approved", reasoning: "Ok." }))));
-    const retrying = judgeFromEnv({ ...TEST_ENV, ANTHROPIC_API_KEY: "" }, { maxRetries: 1 });
+    const retrying = judgeFromSettings(
+      decodeSettings({ ...TEST_ENV, ANTHROPIC_API_KEY: "" }).providers,
+      { maxRetries: 1 },
+    );
     const verdict = await retrying.decide(decisionRequest("openai", "gpt-5"), CONTEXT);
     scope.done();
     expect(verdict.label).toBe("approved");

@@ -7,7 +7,8 @@ import nock from "nock";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { GitDiffSource } from "../../src/agents/diff-source.js";
 import type { EvidenceEntry } from "../../src/engine/model.js";
-import { judgeFromEnv } from "../../src/runtime/judge.js";
+import { judgeFromSettings } from "../../src/runtime/judge.js";
+import { decodeSettings } from "../../src/settings/index.js";
 import { definitionOf, workflowOf } from "../engine/harness.js";
 import { useTestDynamo } from "../store/dynalite-fixture.js";
 import { InstantWorld } from "../helpers/instant-world.js";
@@ -97,7 +98,7 @@ edges:
 
 async function world() {
   const store = await dynamo.newStore();
-  const judge = judgeFromEnv(TEST_ENV, { maxRetries: 0 });
+  const judge = judgeFromSettings(decodeSettings(TEST_ENV).providers, { maxRetries: 0 });
   return {
     store,
     world: new InstantWorld({ store, judge, repository: repo, diffs: new GitDiffSource() }),

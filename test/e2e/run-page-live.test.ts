@@ -12,6 +12,7 @@ import { LocalRunPages } from "../../src/ui/local-run-pages.js";
 import { createRunPagesHandler } from "../../src/ui/run-pages-server.js";
 import { lifecycleFailingTestOnce, storedOf } from "../ui/simulated-run.js";
 import { chromiumMissing, launchBrowser } from "./browser.js";
+import { decodeSettings } from "../../src/settings/index.js";
 
 /** `UPDATE_SCREENSHOTS=1` writes the README's screenshots; otherwise they go to a temp dir. */
 const SHOTS =
@@ -45,7 +46,7 @@ describe.skipIf(chromiumMissing() !== undefined)("a running run's page in Chromi
   const state = mkdtempSync(join(tmpdir(), "cc-live-"));
   const log = join(state, "devboxes", "live1-main", "agent.log");
   beforeAll(async () => {
-    opened = await openStore({ env: {} });
+    opened = await openStore({ settings: decodeSettings({}).store });
     const { stored, evidence } = storedOf(runningTest(), "local");
     await opened.store.createRun(stored);
     await opened.store.writeAfterEffects(evidence, []);

@@ -13,6 +13,7 @@ import { OWNER, REPO } from "../helpers/payloads.js";
 import type { Delivery } from "./app-runs.js";
 import { recordPushes } from "./pushes.js";
 import { freePort } from "../helpers/free-port.js";
+import { decodeSettings } from "../../src/settings/index.js";
 
 /** The fake's installation token: the only credentials its git side takes. */
 const TOKEN = "ghs_faketoken";
@@ -128,7 +129,10 @@ export class LoopbackApp {
       this.restarts++;
       await this.start();
     }
-    return openStore({ stateDir: this.env.CLUSTERCODE_STATE_DIR!, env: {} });
+    return openStore({
+      stateDir: this.env.CLUSTERCODE_STATE_DIR!,
+      settings: decodeSettings({}).store,
+    });
   }
 
   /** Kills what is left and removes the directory. */

@@ -7,6 +7,7 @@ import { openStore, startEmbeddedDynamo, type EmbeddedDynamo } from "../../src/s
 import { freePort } from "../helpers/free-port.js";
 import type { Delivery } from "./app-runs.js";
 import { LoopbackApp, sendSigned } from "./loopback-app.js";
+import { decodeSettings } from "../../src/settings/index.js";
 
 /** One app process's life: started, and SIGKILLed (with its DevBoxes) unless still running. */
 export interface Incarnation {
@@ -112,7 +113,7 @@ export class ReplicaFleet {
 
   /** The shared store, opened from this process. */
   async openStore(): Promise<{ store: Store; close: () => Promise<void> }> {
-    const opened = await openStore({ env: this.member(0).env });
+    const opened = await openStore({ settings: decodeSettings(this.member(0).env).store });
     return { store: opened.store, close: () => opened.close() };
   }
 

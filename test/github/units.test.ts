@@ -5,6 +5,7 @@ import { buildBrief } from "../../src/github/handlers/brief.js";
 import { scrubCredentials } from "../../src/github/setup/clone-source.js";
 import { parseCommand } from "../../src/github/handlers/commands.js";
 import { chooseExecutor } from "../../src/github/setup/executor-choice.js";
+import { decodeSettings } from "../../src/settings/index.js";
 import { batches, MAX_TEXT_BYTES, truncateText } from "../../src/github/client/limits.js";
 import { failedDeliveries } from "../../src/github/intake/redelivery.js";
 
@@ -152,10 +153,12 @@ describe("choosing the DevBox executor", () => {
     AWS_REGION: "eu-west-1",
     CLUSTERCODE_INTERNAL_PORT: "8081",
   };
+  // As the app host gives it: the environment and its settings, decoded once.
+  const decoded = (env: NodeJS.ProcessEnv) => ({ env, devboxes: decodeSettings(env).devboxes });
 
   it("uses ECS tasks that fetch their token from the hub on the internal address", async () => {
     const choice = await chooseExecutor(
-      { ...ecsEnv, CLUSTERCODE_INTERNAL_HOST: "10.0.3.7" },
+      decoded({ ...ecsEnv, CLUSTERCODE_INTERNAL_HOST: "10.0.3.7" }),
       () => {
         throw new Error("no local executor with ECS");
       },
@@ -167,7 +170,7 @@ describe("choosing the DevBox executor", () => {
   it("says what is missing outside ECS", async () => {
     await expect(
       chooseExecutor(
-        ecsEnv,
+        decoded(ecsEnv),
         () => {
           throw new Error("unused");
         },

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { EcsExecutor } from "../../src/devbox/ecs/executor.js";
 import { WARM_STARTED_BY } from "../../src/devbox/ecs/warm-orphans.js";
 import { openDevBoxSide } from "../../src/runtime/devbox-side.js";
+import { decodeSettings } from "../../src/settings/index.js";
 import { FakeEcs, NO_PROCESS, TEST_CLUSTER } from "../devbox/ecs/endpoint.js";
 import { useTestDynamo } from "../store/dynalite-fixture.js";
 
@@ -50,6 +51,7 @@ describe("the DevBox side with warm ECS tasks", () => {
       {
         stateDir: root,
         env: {},
+        providers: decodeSettings({}).providers,
         store: await dynamo.newStore(),
         executor,
         upstreamOf: upstream,

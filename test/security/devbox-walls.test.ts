@@ -49,6 +49,11 @@ class World {
     this.executor = new LocalExecutor({
       stateDir,
       graceMs: 2000,
+      // As a host decodes them from its environment.
+      sandbox: {
+        unsafe: env.CLUSTERCODE_UNSAFE_LOCAL_DEVBOX === "1",
+        bwrap: env.CLUSTERCODE_BWRAP,
+      },
       env: {
         ...process.env,
         CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "300",

@@ -11,6 +11,7 @@ import { renderStatusComment } from "../../src/github/surfaces/render-status.js"
 import { DevBoxHub } from "../../src/devbox/hub/hub.js";
 import type { DevBoxEvent } from "../../src/devbox/hub/events.js";
 import { providerUpstreams } from "../../src/devbox/hub/provider-proxy.js";
+import { decodeSettings } from "../../src/settings/index.js";
 import { SimulatedRun, definitionOf, workflowOf } from "../engine/harness.js";
 
 const REAL_ANTHROPIC = "sk-ant-real-key-budget-test";
@@ -121,12 +122,14 @@ afterEach(async () => {
 async function setup(options: { maxProviderRequests?: number; boxes?: string[] } = {}) {
   hub = new DevBoxHub({
     onEvent: (event) => events.push(event),
-    providers: providerUpstreams({
-      ANTHROPIC_API_KEY: REAL_ANTHROPIC,
-      ANTHROPIC_BASE_URL: upstream,
-      OPENAI_API_KEY: REAL_OPENAI,
-      OPENAI_BASE_URL: `${upstream}/v1`,
-    }),
+    providers: providerUpstreams(
+      decodeSettings({
+        ANTHROPIC_API_KEY: REAL_ANTHROPIC,
+        ANTHROPIC_BASE_URL: upstream,
+        OPENAI_API_KEY: REAL_OPENAI,
+        OPENAI_BASE_URL: `${upstream}/v1`,
+      }).providers,
+    ),
     ...(options.maxProviderRequests === undefined
       ? {}
       : { maxProviderRequests: options.maxProviderRequests }),

@@ -8,6 +8,7 @@ import { DynamoStore } from "../../src/store/dynamo-store.js";
 import { openStore, startEmbeddedDynamo } from "../../src/store/embedded.js";
 import type { StoredRun } from "../../src/store/store.js";
 import { testClient } from "./dynalite-fixture.js";
+import { decodeSettings } from "../../src/settings/index.js";
 
 const HOLD_STORE = fileURLToPath(new URL("./fixtures/hold-store.js", import.meta.url));
 
@@ -49,12 +50,12 @@ async function startHolder(runId: string): Promise<ChildProcess> {
 
 describe("embedded store", () => {
   it("keeps runs and evidence across a restart on the same state directory", async () => {
-    const first = await openStore({ stateDir, env: {} });
+    const first = await openStore({ stateDir, settings: decodeSettings({}).store });
     await first.store.createRun(run);
     await first.store.writeAfterEffects([{ runId: "local-1", seq: 0, at: 6, entry: "e" }], []);
     await first.close();
 
-    const second = await openStore({ stateDir, env: {} });
+    const second = await openStore({ stateDir, settings: decodeSettings({}).store });
     try {
       expect(await second.store.getRun("local-1")).toEqual(run);
       expect(await second.store.listEvidence("local-1")).toHaveLength(1);
@@ -67,7 +68,7 @@ describe("embedded store", () => {
   it("shares the store with a live process, and keeps what a SIGKILLed one wrote", async () => {
     const child = await startHolder("killed-run");
     // While the first process lives, a second one reads and writes the same store.
-    const second = await openStore({ stateDir, env: {} });
+    const second = await openStore({ stateDir, settings: decodeSettings({}).store });
     try {
       expect(await second.store.getRun("killed-run")).toMatchObject({ status: "running" });
       expect(await second.store.createRun({ ...run, runId: "second-run" })).toBe(true);
@@ -78,7 +79,7 @@ describe("embedded store", () => {
     child.kill("SIGKILL");
     await exited;
 
-    const reopened = await openStore({ stateDir, env: {} });
+    const reopened = await openStore({ stateDir, settings: decodeSettings({}).store });
     try {
       const found = await reopened.store.getRun("killed-run");
       expect(found).toMatchObject({ status: "running", snapshot: { node: "build" } });
@@ -106,14 +107,14 @@ describe("embedded store", () => {
       AWS_SECRET_ACCESS_KEY: "secret",
     };
     try {
-      const opened = await openStore({ env });
+      const opened = await openStore({ settings: decodeSettings(env).store });
       expect(opened.store.table).toBe("team_runs");
       await opened.store.createRun(run);
       await opened.close();
       // The run is in that table on that server, and opening again reuses the table.
       const direct = new DynamoStore({ client, table: "team_runs" });
       expect(await direct.getRun("local-1")).toEqual(run);
-      const again = await openStore({ env });
+      const again = await openStore({ settings: decodeSettings(env).store });
       expect(await again.store.getRun("local-1")).toEqual(run);
       await again.close();
     } finally {

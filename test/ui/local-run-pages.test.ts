@@ -11,6 +11,7 @@ import { RunRepository } from "../../src/store/run-repository.js";
 import { LocalRunPages } from "../../src/ui/local-run-pages.js";
 import { createRunPagesHandler } from "../../src/ui/run-pages-server.js";
 import { atApproval, replayGolden } from "./replayed-run.js";
+import { decodeSettings } from "../../src/settings/index.js";
 
 describe("the run pages' JSON API (clustercode ui)", () => {
   let opened: OpenedStore;
@@ -19,7 +20,7 @@ describe("the run pages' JSON API (clustercode ui)", () => {
   let assets: string;
   const delivered: RunEvent[] = [];
   beforeAll(async () => {
-    opened = await openStore({ env: {} });
+    opened = await openStore({ settings: decodeSettings({}).store });
     const { stored, evidence } = replayGolden("lifecycle-rework-and-reject", { until: atApproval });
     await opened.store.createRun(stored);
     await opened.store.writeAfterEffects(evidence, []);

@@ -4,6 +4,7 @@ import { openStore } from "../../src/store/embedded.js";
 import { sessionSecret } from "../../src/ui/session-secret.js";
 import { SignedCookies } from "../../src/ui/signed-cookies.js";
 import { GATED, signIn, startPagesApp, type PagesApp } from "./app-pages.js";
+import { decodeSettings } from "../../src/settings/index.js";
 
 const INDEX = "/runs/Codertocat/Hello-World";
 
@@ -76,13 +77,13 @@ describe("run-page sessions", () => {
 
 describe("the session secret", () => {
   it("is generated once: two app instances over one store agree on it, and it is random", async () => {
-    const first = await openStore({ env: {} });
+    const first = await openStore({ settings: decodeSettings({}).store });
     const second = await openStore({
-      env: {
+      settings: decodeSettings({
         CLUSTERCODE_DYNAMODB_ENDPOINT: first.endpoint,
         AWS_ACCESS_KEY_ID: "embedded",
         AWS_SECRET_ACCESS_KEY: "embedded",
-      },
+      }).store,
     });
     try {
       const [a, b] = await Promise.all([
@@ -95,7 +96,7 @@ describe("the session secret", () => {
       // CLUSTERCODE_SESSION_SECRET, when set, is the key.
       expect((await sessionSecret("operator-set", first.store)).toString()).toBe("operator-set");
       // Another store generates another secret.
-      const other = await openStore({ env: {} });
+      const other = await openStore({ settings: decodeSettings({}).store });
       try {
         expect((await sessionSecret(undefined, other.store)).equals(a)).toBe(false);
       } finally {

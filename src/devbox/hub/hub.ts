@@ -1,45 +1,21 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { getRequestListener } from "@hono/node-server";
 import type { CommandRequest } from "../../engine/commands.js";
 import { DevBoxError } from "../errors.js";
-import type { DevBoxEvent, DevBoxLostReason } from "./events.js";
-import {
-  createRecord,
-  unknownOutcomeOf,
-  wake,
-  type DevBoxRecord,
-  interruptCommand,
-} from "./record.js";
-import {
-  DEFAULT_MAX_IN_FLIGHT,
-  forwardToProvider,
-  grantMatches,
-  newGrant,
-  placeholderEnv,
-  refuseUnauthorized,
-  refuseUnknownProvider,
-  type ProviderUpstream,
-} from "./provider-proxy.js";
-import { SpendLedger } from "./spend-ledger.js";
-import { allowedHosts } from "../../workflow/network-allow.js";
-import {
-  serveConnect,
-  serveForward,
-  type EgressGrant,
-  type EgressOptions,
-} from "./egress-proxy.js";
+import type { DevBoxEvent } from "./events.js";
+import { newGrant, placeholderEnv, type ProviderUpstream } from "./provider-proxy.js";
+import { serveConnect, type EgressOptions } from "./egress-proxy.js";
 import { HubGit, type GitUpstream, type HubGitOptions } from "./git/git-service.js";
 import { hubRoutes } from "./routes.js";
-import { serveSetupCache, type DevBoxCacheScope } from "./cache/cache-route.js";
+import type { DevBoxCacheScope } from "./cache/cache-route.js";
 import type { SetupCacheStore } from "./cache/cache-store.js";
-import { commandRequestSchema, describeIssues } from "../protocol.js";
 import type { WarmIdentities } from "../warm-protocol.js";
 import { WarmDesk } from "./warm/warm-desk.js";
 import { WarmGit } from "./warm/warm-git.js";
-import { isWarmRoute, serveWarm } from "./warm/warm-routes.js";
+import { DevBoxBook } from "./devbox-book.js";
+import { serveHubRequest, type HubStreams } from "./devbox-streams.js";
 
 /** How a {@link DevBoxHub} is set up. */
 export interface DevBoxHubOptions {
@@ -64,7 +40,7 @@ export interface DevBoxHubOptions {
    * {@link DevBoxHub.providerEnv}); default none.
    */
   providers?: readonly ProviderUpstream[];
-  /** Provider requests a DevBox may have in flight; default {@link DEFAULT_MAX_IN_FLIGHT}. */
+  /** Provider requests a DevBox may have in flight; default `DEFAULT_MAX_IN_FLIGHT`. */
   maxProviderRequests?: number | undefined;
   /** The egress proxy: `CONNECT` to the hosts of each DevBox's allow-list (see egress-proxy.ts). */
   egress?: EgressOptions;
@@ -87,38 +63,17 @@ export interface DevBoxHubOptions {
   warm?: { stateDir: string; upstreamOf: (repo: string) => Promise<GitUpstream> };
 }
 
-/** `/internal/devboxes/<id>/providers/<name><rest>`: a DevBox's request to a model provider. */
-const PROVIDER_PATH = /^\/internal\/devboxes\/([^/]+)\/providers\/([a-z]+)(\/.*)?$/;
-
-/** `/internal/devboxes/<id>/git/<owner>/<repo>.git/<endpoint>`: git smart HTTP of a DevBox. */
-const GIT_PATH = /^\/internal\/devboxes\/([^/]+)\/git(\/.*)$/;
-
-/** `/internal/devboxes/<id>/cache<rest>`: a DevBox's setup cache (the rest is checked there). */
-const CACHE_PATH = /^\/internal\/devboxes\/([^/?]+)\/cache([/?].*)?$/;
-
-/** How long the hub remembers a released or lost DevBox. */
-const FORGET_AFTER_MS = 10 * 60_000;
-
-const DUMMY_TOKEN = Buffer.alloc(64);
-
 /**
  * The runtime's side of the internal DevBox API: issues per-DevBox tokens, queues commands for
- * the agents' long-polls, takes their results and heartbeats, and reports events back.
+ * the agents' long-polls, takes their results and heartbeats, and reports events back. Its book
+ * of DevBoxes is devbox-book.ts; its streamed routes (git, cache, providers) devbox-streams.ts.
  */
 export class DevBoxHub {
   readonly #options: DevBoxHubOptions;
-  readonly #now: () => number;
   readonly #lapseMs: number;
-  readonly #startTimeoutMs: number;
-  readonly #devboxes = new Map<string, DevBoxRecord>();
-  /** Proxied spend by run, across its DevBoxes and commands. */
-  readonly #spend = new SpendLedger();
-  /** The hosts each DevBox may reach through the egress proxy (unset: the default list). */
-  readonly #egress = new Map<string, ReadonlySet<string>>();
+  readonly #book: DevBoxBook;
   readonly #server: Server;
   readonly #git: HubGit | undefined;
-  /** The secret values of each DevBox's run, for the push threat check; never sent anywhere. */
-  readonly #secretValues = new Map<string, readonly string[]>();
   readonly #warm: WarmDesk;
   readonly #warmGit: WarmGit | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -126,32 +81,27 @@ export class DevBoxHub {
 
   constructor(options: DevBoxHubOptions) {
     this.#options = options;
-    this.#now = options.now ?? Date.now;
+    const now = options.now ?? Date.now;
     this.#lapseMs = options.lapseMs ?? 15_000;
-    this.#startTimeoutMs = options.startTimeoutMs ?? 600_000;
-    this.#warm = new WarmDesk(() => this.url, this.#now);
-    const routes = hubRoutes({
-      authenticate: (devboxId, header) => this.#authenticate(devboxId, header),
-      onEvent: (event) => this.#options.onEvent(event),
-      withProxiedCost: (devboxId, record, result) => {
-        const proxiedCostUsd = this.#spend.run(record.runId).takeUnreported(devboxId);
-        if (proxiedCostUsd <= 0) return result;
-        // The proxy's count is the one the agent cannot understate.
-        const costUsd = Math.max(result.costUsd ?? 0, proxiedCostUsd);
-        return { ...result, costUsd, proxiedCostUsd };
-      },
-      onError: (error) => this.#reportError(error),
-      now: this.#now,
-    });
-    // Hono's Request and Response stay out of the process's globals, which the app shares.
-    const listener = getRequestListener(routes.fetch, { overrideGlobalObjects: false });
+    const reportError = (error: unknown) => this.#reportError(error);
     this.#git = options.git === undefined ? undefined : new HubGit(options.git);
+    this.#book = new DevBoxBook({
+      now,
+      lapseMs: this.#lapseMs,
+      startTimeoutMs: options.startTimeoutMs ?? 600_000,
+      repositoryHost: options.egress?.repositoryHost,
+      onEvent: (event) => this.#options.onEvent(event),
+      reportError,
+      forgetGit: (devboxId) => this.#git?.forget(devboxId) ?? Promise.resolve(),
+    });
+    this.#warm = new WarmDesk(() => this.url, now);
     const { warm } = options;
     this.#warmGit = warm === undefined ? undefined : new WarmGit(warm.stateDir, warm.upstreamOf);
-    this.#server = createServer((request, response) => this.#serve(request, response, listener));
+    const streams = this.#streams(now, reportError);
+    this.#server = createServer((request, response) => serveHubRequest(streams, request, response));
     this.#server.on("connect", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
       void serveConnect(request, socket, head, {
-        authenticate: (devboxId, token) => this.#egressGrant(devboxId, token),
+        authenticate: (devboxId, key) => this.#book.egressGrant(devboxId, key),
         options: options.egress ?? {},
       }).catch((error: unknown) => {
         this.#reportError(error);
@@ -160,38 +110,38 @@ export class DevBoxHub {
     });
   }
 
-  /** Routes one request: warm tasks, egress forwarding, git, provider proxying, the API. */
-  #serve(
-    request: IncomingMessage,
-    response: ServerResponse,
-    listener: (request: IncomingMessage, response: ServerResponse) => Promise<void>,
-  ): void {
-    if (isWarmRoute(request.url ?? "")) {
-      return this.#streamed(response, serveWarm(request, response, this.#warm, this.#warmGit));
-    }
-    if (/^http:\/\//i.test(request.url ?? "")) {
-      void serveForward(request, response, {
-        authenticate: (devboxId, token) => this.#egressGrant(devboxId, token),
-        options: this.#options.egress ?? {},
-      }).catch((error: unknown) => {
-        this.#reportError(error);
-        response.destroy();
-      });
-      return;
-    }
-    const git = GIT_PATH.exec(request.url ?? "");
-    if (git !== null) return this.#streamed(response, this.#serveGit(request, response, git));
-    const cache = CACHE_PATH.exec(request.url ?? "");
-    if (cache !== null) {
-      return this.#streamed(response, this.#serveCache(request, response, cache));
-    }
-    const provider = PROVIDER_PATH.exec(request.url ?? "");
-    if (provider === null) void listener(request, response);
-    else
-      void this.#proxy(request, response, provider).catch((error: unknown) => {
-        this.#reportError(error);
-        response.destroy();
-      });
+  /** What the routes serve with: the agents' JSON API behind the streamed routes. */
+  #streams(now: () => number, reportError: (error: unknown) => void): HubStreams {
+    const options = this.#options;
+    const book = this.#book;
+    const routes = hubRoutes({
+      authenticate: (devboxId, header) => book.authenticate(devboxId, header),
+      onEvent: (event) => options.onEvent(event),
+      withProxiedCost: (devboxId, record, result) => {
+        const proxiedCostUsd = book.spend.run(record.runId).takeUnreported(devboxId);
+        if (proxiedCostUsd <= 0) return result;
+        // The proxy's count is the one the agent cannot understate.
+        const costUsd = Math.max(result.costUsd ?? 0, proxiedCostUsd);
+        return { ...result, costUsd, proxiedCostUsd };
+      },
+      onError: reportError,
+      now,
+    });
+    return {
+      book,
+      now,
+      onEvent: (event) => options.onEvent(event),
+      reportError,
+      providers: options.providers,
+      maxProviderRequests: options.maxProviderRequests,
+      egress: options.egress,
+      git: this.#git,
+      setupCache: options.setupCache,
+      warm: this.#warm,
+      warmGit: this.#warmGit,
+      // Hono's Request and Response stay out of the process's globals, which the app shares.
+      listener: getRequestListener(routes.fetch, { overrideGlobalObjects: false }),
+    };
   }
 
   /**
@@ -199,8 +149,7 @@ export class DevBoxHub {
    * `devbox.network.allow` (undefined: the package registries and the repository's host).
    */
   allowEgress(devboxId: string, allow: readonly string[] | undefined): void {
-    this.#record(devboxId);
-    this.#egress.set(devboxId, allowedHosts(allow, this.#options.egress?.repositoryHost));
+    this.#book.allowEgress(devboxId, allow);
   }
 
   /**
@@ -209,22 +158,11 @@ export class DevBoxHub {
    * token, which only its agent holds, and does not give it away).
    */
   egressProxyUrl(devboxId: string): string {
-    const record = this.#record(devboxId);
+    const key = this.#book.egressKeyOf(devboxId);
     const url = new URL(this.url);
     url.username = encodeURIComponent(devboxId);
-    url.password = egressKey(record.token).toString("utf8");
+    url.password = key;
     return url.toString().replace(/\/$/, "");
-  }
-
-  #egressGrant(devboxId: string, key: string): EgressGrant | undefined {
-    const record = this.#devboxes.get(devboxId);
-    const provided = Buffer.from(key, "utf8");
-    const expected = egressKey(record?.token ?? DUMMY_TOKEN);
-    const equal = provided.length === expected.length && timingSafeEqual(provided, expected);
-    if (!equal || record?.state !== "active") return undefined;
-    const allowed =
-      this.#egress.get(devboxId) ?? allowedHosts(undefined, this.#options.egress?.repositoryHost);
-    return { allowed };
   }
 
   /** Starts serving; returns the base URL the agents are given (e.g. `http://127.0.0.1:PORT`). */
@@ -257,7 +195,7 @@ export class DevBoxHub {
     clearInterval(this.#timer);
     this.#timer = undefined;
     this.#url = undefined;
-    for (const record of this.#devboxes.values()) wake(record);
+    this.#book.wakeAll();
     this.#warm.close();
     if (!this.#server.listening) return;
     const closed = new Promise<void>((resolve, reject) =>
@@ -281,21 +219,7 @@ export class DevBoxHub {
   }): {
     token: string;
   } {
-    const existing = this.#devboxes.get(input.devboxId);
-    if (existing !== undefined) {
-      if (existing.runId !== input.runId) {
-        throw new DevBoxError("invalid-request", `DevBox ${input.devboxId} belongs to another run`);
-      }
-      if (existing.state === "released" || existing.state === "lost") {
-        throw new DevBoxError("devbox-released", `DevBox ${input.devboxId} was ${existing.state}`);
-      }
-      return { token: existing.token.toString("utf8") };
-    }
-    const token = randomBytes(32).toString("hex");
-    const record = createRecord(input.runId, token, input.files ?? {}, this.#now());
-    this.#devboxes.set(input.devboxId, record);
-    this.#secretValues.set(input.devboxId, input.secretValues ?? []);
-    return { token };
+    return this.#book.register(input);
   }
 
   /**
@@ -304,7 +228,7 @@ export class DevBoxHub {
    * `branch`'s. The runtime says them once, before the DevBox starts; the DevBox never does.
    */
   scopeSetupCache(devboxId: string, scope: DevBoxCacheScope): void {
-    this.#record(devboxId).cacheScope = { ...scope };
+    this.#book.record(devboxId).cacheScope = { ...scope };
   }
 
   /**
@@ -315,7 +239,7 @@ export class DevBoxHub {
   providerEnv(devboxId: string, secrets: readonly string[]): Record<string, string> {
     const providers = this.#options.providers ?? [];
     if (!providers.some((provider) => secrets.includes(provider.keyEnv))) return {};
-    const record = this.#record(devboxId);
+    const record = this.#book.record(devboxId);
     record.grant ??= newGrant();
     const base = `${this.url}/internal/devboxes/${encodeURIComponent(devboxId)}/providers`;
     return placeholderEnv(providers, secrets, base, record.grant);
@@ -344,208 +268,26 @@ export class DevBoxHub {
 
   /** Queues a command for a DevBox. Idempotent by `commandId`: a known id is not queued again. */
   dispatch(devboxId: string, request: CommandRequest): void {
-    const record = this.#record(devboxId);
-    if (record.state === "released" || record.state === "lost") {
-      throw new DevBoxError("devbox-released", `DevBox ${devboxId} was ${record.state}`);
-    }
-    const parsed = commandRequestSchema.safeParse(request);
-    if (!parsed.success) {
-      throw new DevBoxError("invalid-request", `invalid command: ${describeIssues(parsed.error)}`);
-    }
-    if (record.dispatched.has(request.commandId)) return;
-    const files = { ...record.files, ...request.files };
-    record.dispatched.add(request.commandId);
-    if (request.command.type === "agent") {
-      const room = request.spendLimitUsd;
-      this.#spend
-        .run(record.runId)
-        .allow(
-          room === undefined ? undefined : { roomUsd: room, countedUsd: request.proxiedUsd ?? 0 },
-        );
-    }
-    record.pending.push(Object.keys(files).length > 0 ? { ...parsed.data, files } : parsed.data);
-    wake(record);
+    this.#book.dispatch(devboxId, request);
   }
 
-  /** Asks the DevBox to stop command `commandId` (see {@link interruptCommand}). */
+  /** Asks the DevBox to stop command `commandId` (see `interruptCommand`). */
   interrupt(devboxId: string, commandId: string): void {
-    const record = this.#devboxes.get(devboxId);
-    if (record !== undefined) interruptCommand(record, commandId);
+    this.#book.interrupt(devboxId, commandId);
   }
 
   /** Tells the DevBox to exit at its next poll or heartbeat. Safe to call twice or for unknown ids. */
   release(devboxId: string): void {
-    const record = this.#devboxes.get(devboxId);
-    if (record === undefined || record.state === "released") return;
-    record.state = "released";
-    record.endedAt = this.#now();
-    record.pending = [];
-    wake(record);
-    this.#forgetGit(devboxId);
-  }
-
-  #forgetGit(devboxId: string): void {
-    this.#secretValues.delete(devboxId);
-    this.#git?.forget(devboxId).catch((error: unknown) => this.#reportError(error));
+    this.#book.release(devboxId);
   }
 
   /** Reports DevBoxes that stopped heartbeating; the timer calls it, tests may too. */
   checkLapses(): void {
-    const now = this.#now();
-    for (const [devboxId, record] of this.#devboxes) {
-      // An ended DevBox is kept a while to tell its agent to stop, then forgotten, so a
-      // long-running app does not keep every DevBox it ever ran.
-      if (record.endedAt !== undefined && now - record.endedAt > FORGET_AFTER_MS) {
-        this.#devboxes.delete(devboxId);
-        this.#spend.retain(new Set([...this.#devboxes.values()].map(({ runId }) => runId)));
-        this.#egress.delete(devboxId);
-        continue;
-      }
-      if (record.state !== "active") continue;
-      if (record.lastSeenAt !== undefined && now - record.lastSeenAt > this.#lapseMs) {
-        this.#lose(devboxId, record, "heartbeat-lapsed");
-      } else if (
-        record.lastSeenAt === undefined &&
-        now - record.registeredAt > this.#startTimeoutMs
-      ) {
-        this.#lose(devboxId, record, "never-connected");
-      }
-    }
-  }
-
-  #lose(devboxId: string, record: DevBoxRecord, reason: DevBoxLostReason): void {
-    const running = unknownOutcomeOf(record);
-    record.state = "lost";
-    record.endedAt = this.#now();
-    record.pending = [];
-    wake(record);
-    this.#forgetGit(devboxId);
-    try {
-      this.#options.onEvent({
-        type: "devbox.lost",
-        devboxId,
-        reason,
-        ...(running === undefined ? {} : { runningCommandId: running }),
-      });
-    } catch (error) {
-      this.#reportError(error);
-    }
-  }
-
-  #record(devboxId: string): DevBoxRecord {
-    const record = this.#devboxes.get(devboxId);
-    if (record === undefined) {
-      throw new DevBoxError("unknown-devbox", `DevBox ${devboxId} is not registered`);
-    }
-    return record;
+    this.#book.checkLapses();
   }
 
   #reportError(error: unknown): void {
     if (this.#options.onError !== undefined) this.#options.onError(error);
     else process.stderr.write(`clustercode devbox hub: ${String(error)}\n`);
   }
-
-  /** Forwards a DevBox's provider request when it carries that DevBox's placeholder key. */
-  async #proxy(
-    request: IncomingMessage,
-    response: ServerResponse,
-    [, encodedId = "", name = "", rest = "/"]: RegExpExecArray,
-  ): Promise<void> {
-    let devboxId: string;
-    try {
-      devboxId = decodeURIComponent(encodedId);
-    } catch {
-      return refuseUnauthorized(response);
-    }
-    const record = this.#devboxes.get(devboxId);
-    const grant = record?.state === "active" ? record.grant : undefined;
-    const header = request.headers["x-api-key"] ?? request.headers.authorization ?? "";
-    const provided = String(header).replace(/^Bearer\s+/i, "");
-    if (grant === undefined || !grantMatches(grant, provided)) return refuseUnauthorized(response);
-    const upstream = this.#options.providers?.find((provider) => provider.name === name);
-    if (upstream === undefined) return refuseUnknownProvider(response, name);
-    await forwardToProvider(request, response, {
-      upstream,
-      grant,
-      devboxId,
-      spend: this.#spend.run(record!.runId),
-      maxInFlight: this.#options.maxProviderRequests ?? DEFAULT_MAX_IN_FLIGHT,
-      rest,
-    });
-  }
-
-  /** Serves a DevBox's git request when it carries that DevBox's hub token. */
-  async #serveGit(
-    request: IncomingMessage,
-    response: ServerResponse,
-    [, encodedId = "", path = "/"]: RegExpExecArray,
-  ): Promise<void> {
-    let devboxId: string;
-    try {
-      devboxId = decodeURIComponent(encodedId);
-    } catch {
-      return refuseUnauthorized(response);
-    }
-    const record = this.#authenticate(devboxId, request.headers.authorization);
-    if (record?.state !== "active") return refuseUnauthorized(response);
-    if (this.#git === undefined) {
-      response.writeHead(404, { "content-type": "text/plain" }).end("this hub serves no git\n");
-      return;
-    }
-    record.lastSeenAt = this.#now();
-    const caller = {
-      devboxId,
-      runId: record.runId,
-      secretValues: this.#secretValues.get(devboxId) ?? [],
-    };
-    await this.#git.handle(request, response, caller, path, (refusal) =>
-      this.#options.onEvent({ type: "push.refused", ...refusal }),
-    );
-  }
-
-  /** Reports a streamed route's failure: a 500 when nothing was answered yet, else a cut. */
-  #streamed(response: ServerResponse, served: Promise<void>): void {
-    served.catch((error: unknown) => {
-      this.#reportError(error);
-      if (!response.headersSent) response.writeHead(500).end();
-      else response.destroy();
-    });
-  }
-
-  /** Serves a DevBox's setup cache request when it carries that DevBox's hub token. */
-  async #serveCache(
-    request: IncomingMessage,
-    response: ServerResponse,
-    [, encodedId = "", rest = ""]: RegExpExecArray,
-  ): Promise<void> {
-    let devboxId: string;
-    try {
-      devboxId = decodeURIComponent(encodedId);
-    } catch {
-      return refuseUnauthorized(response);
-    }
-    const record = this.#authenticate(devboxId, request.headers.authorization);
-    if (record === undefined) return refuseUnauthorized(response);
-    if (record.state === "active") record.lastSeenAt = this.#now();
-    await serveSetupCache(request, response, this.#options.setupCache, {
-      rest,
-      scope: record.cacheScope,
-      settingUp: record.state === "active" && !record.readyReported,
-    });
-  }
-
-  /** The record whose token the request carries, or undefined (answer 401 and nothing else). */
-  #authenticate(devboxId: string, header: string | undefined): DevBoxRecord | undefined {
-    const record = this.#devboxes.get(devboxId);
-    const match = /^Bearer ([^\s]+)$/i.exec(header ?? "");
-    const provided = Buffer.from(match?.[1] ?? "", "utf8");
-    const expected = record?.token ?? DUMMY_TOKEN;
-    const equal = provided.length === expected.length && timingSafeEqual(provided, expected);
-    return equal ? record : undefined;
-  }
-}
-
-/** A DevBox's egress key: derived from its token, from which it cannot be turned back. */
-function egressKey(token: Buffer): Buffer {
-  return Buffer.from(createHmac("sha256", token).update("egress").digest("base64url"), "utf8");
 }

@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { DevBoxError } from "../errors.js";
+import type { Settings } from "../../settings/index.js";
 import { readBoundedBody } from "./http-json.js";
 import {
   meteredEndpoint,
@@ -48,16 +48,26 @@ const PROVIDERS = [
   },
 ] as const;
 
+/** The decoded settings the proxy is set up by (the settings' `providers` group). */
+export type ProxySettings = Pick<
+  Settings["providers"],
+  "providerProxy" | "anthropicApiKey" | "anthropicBaseUrl" | "openaiApiKey" | "openaiBaseUrl"
+>;
+
 /**
- * The providers whose key `env` holds: the hub forwards to each. `CLUSTERCODE_PROVIDER_PROXY=off`
+ * The providers whose key the settings hold: the hub forwards to each. `CLUSTERCODE_PROVIDER_PROXY=off`
  * turns the proxy off, and DevBoxes get the keys they list in `devbox.secrets` themselves.
  */
-export function providerUpstreams(env: NodeJS.ProcessEnv): ProviderUpstream[] {
-  if (env.CLUSTERCODE_PROVIDER_PROXY === "off") return [];
+export function providerUpstreams(settings: ProxySettings): ProviderUpstream[] {
+  if (settings.providerProxy === "off") return [];
+  const held: Record<string, { key: string | undefined; baseUrl: string | undefined }> = {
+    anthropic: { key: settings.anthropicApiKey, baseUrl: settings.anthropicBaseUrl },
+    openai: { key: settings.openaiApiKey, baseUrl: settings.openaiBaseUrl },
+  };
   return PROVIDERS.flatMap(({ defaultBaseUrl, ...provider }) => {
-    const key = env[provider.keyEnv] ?? "";
+    const key = held[provider.name]?.key ?? "";
     if (key === "") return [];
-    const baseUrl = (env[provider.baseUrlEnv] ?? "") || defaultBaseUrl;
+    const baseUrl = (held[provider.name]?.baseUrl ?? "") || defaultBaseUrl;
     return [{ ...provider, key, baseUrl: baseUrl.replace(/\/+$/, "") }];
   });
 }
@@ -139,20 +149,6 @@ export interface ProxyTarget {
 
 /** The default of `CLUSTERCODE_PROVIDER_REQUESTS`: requests in flight per DevBox. */
 export const DEFAULT_MAX_IN_FLIGHT = 4;
-
-/** `CLUSTERCODE_PROVIDER_REQUESTS`: provider requests a DevBox may have in flight. */
-export function providerRequestLimit(env: NodeJS.ProcessEnv): number | undefined {
-  const text = env.CLUSTERCODE_PROVIDER_REQUESTS ?? "";
-  if (text.trim() === "") return undefined;
-  const limit = Number(text);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
-    throw new DevBoxError(
-      "invalid-request",
-      `CLUSTERCODE_PROVIDER_REQUESTS must be a whole number from 1 to 1000, got "${text}"`,
-    );
-  }
-  return limit;
-}
 
 /**
  * Forwards one DevBox request to its provider with the real key. Only the metered endpoints

@@ -13,7 +13,7 @@ import { agentEnvironment, passedOn } from "./agent-env.js";
 import { cloneCheckout, setOrigin } from "./clone.js";
 import { launchAgent } from "./launch.js";
 import type { HubRelay } from "./hub-relay.js";
-import { chooseIsolation, devboxUid, UNSAFE_ENV, type Isolation } from "./sandbox.js";
+import { chooseIsolation, devboxUid, type Isolation, type SandboxChoice } from "./sandbox.js";
 import { inheritedEnvironment } from "../../settings/process-environment.js";
 import { AGENT_ENV } from "../protocol.js";
 import { mirrorOf } from "./mirror.js";
@@ -35,6 +35,11 @@ export interface LocalExecutorOptions {
    * spec are copied from it, and so are the agent's timings (`CLUSTERCODE_DEVBOX_*_MS`).
    */
   env?: NodeJS.ProcessEnv;
+  /**
+   * The host's decoded walls (`CLUSTERCODE_UNSAFE_LOCAL_DEVBOX`, `CLUSTERCODE_BWRAP`); default
+   * bubblewrap from the PATH of `env`.
+   */
+  sandbox?: Omit<SandboxChoice, "path">;
   /** The `clustercode` CLI to run; default the built `dist/cli/main.js`. */
   cliPath?: string;
   /** How long `stop` waits after SIGTERM before SIGKILL; default 5000 ms. */
@@ -259,7 +264,7 @@ export class LocalExecutor implements DevBoxExecutor {
     this.#relays.delete(devboxId);
     // A sandboxed agent's commands die with its PID namespace, and the pid its journal holds is
     // one of that namespace, not of this host.
-    if (this.#env[UNSAFE_ENV] === "1") await this.#killLeftoverCommand(paths);
+    if (this.#options.sandbox?.unsafe === true) await this.#killLeftoverCommand(paths);
     await rm(paths.pidFile, { force: true });
     await rm(paths.tmp, { recursive: true, force: true });
   }
@@ -269,7 +274,8 @@ export class LocalExecutor implements DevBoxExecutor {
    * throws a `sandbox-unavailable` DevBoxError that says what is missing.
    */
   isolation(): Isolation {
-    this.#isolation ??= chooseIsolation(this.#env, process.getuid?.() === 0);
+    const choice = { ...this.#options.sandbox, path: this.#env.PATH };
+    this.#isolation ??= chooseIsolation(choice, process.getuid?.() === 0);
     return this.#isolation;
   }
 

@@ -29,20 +29,33 @@ export type Isolation =
   | { kind: "bubblewrap"; bwrap: string; label: "bubblewrap" }
   | { kind: "none"; label: `none (${typeof UNSAFE_ENV}=1)` };
 
+/**
+ * The host's decoded choice of walls: {@link UNSAFE_ENV} and {@link BWRAP_ENV} (the settings'
+ * `devboxes.unsafeLocalDevBox` and `devboxes.bwrap`), and the PATH bwrap is looked for on.
+ */
+export interface SandboxChoice {
+  /** No isolation at all (recorded in every run's evidence). */
+  unsafe?: boolean | undefined;
+  /** The bwrap binary to use instead of the one on `path`. */
+  bwrap?: string | undefined;
+  /** Where bwrap is looked for when `bwrap` is unset. */
+  path?: string | undefined;
+}
+
 const probed = new Map<string, string | undefined>();
 
 /**
  * The isolation local DevBoxes get: bubblewrap, or none when {@link UNSAFE_ENV} is "1". Throws a
  * `sandbox-unavailable` {@link DevBoxError} naming what is missing and how to fix it.
  */
-export function chooseIsolation(env: NodeJS.ProcessEnv, asRoot: boolean): Isolation {
-  if (env[UNSAFE_ENV] === "1") return { kind: "none", label: `none (${UNSAFE_ENV}=1)` };
-  const bwrap = findBwrap(env);
+export function chooseIsolation(choice: SandboxChoice, asRoot: boolean): Isolation {
+  if (choice.unsafe === true) return { kind: "none", label: `none (${UNSAFE_ENV}=1)` };
+  const bwrap = findBwrap(choice);
   const fixes = `or set ${UNSAFE_ENV}=1 to run DevBoxes without isolation`;
   if (bwrap === undefined) {
     throw new DevBoxError(
       "sandbox-unavailable",
-      `local DevBoxes run under bubblewrap, but bwrap was not found${env[BWRAP_ENV] === undefined ? " on PATH" : ` at ${BWRAP_ENV}=${env[BWRAP_ENV]}`}: install bubblewrap (apt-get install bubblewrap), ${fixes}`,
+      `local DevBoxes run under bubblewrap, but bwrap was not found${choice.bwrap === undefined ? " on PATH" : ` at ${BWRAP_ENV}=${choice.bwrap}`}: install bubblewrap (apt-get install bubblewrap), ${fixes}`,
     );
   }
   const problem = probe(bwrap, asRoot);
@@ -55,10 +68,10 @@ export function chooseIsolation(env: NodeJS.ProcessEnv, asRoot: boolean): Isolat
   return { kind: "bubblewrap", bwrap, label: "bubblewrap" };
 }
 
-function findBwrap(env: NodeJS.ProcessEnv): string | undefined {
-  const named = env[BWRAP_ENV];
+function findBwrap(choice: SandboxChoice): string | undefined {
+  const named = choice.bwrap;
   if (named !== undefined && named !== "") return isExecutable(named) ? named : undefined;
-  for (const dir of (env.PATH ?? "").split(delimiter)) {
+  for (const dir of (choice.path ?? "").split(delimiter)) {
     if (dir === "") continue;
     const candidate = join(dir, "bwrap");
     if (isExecutable(candidate)) return candidate;

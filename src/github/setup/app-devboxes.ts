@@ -5,7 +5,7 @@ import { setupCacheStore } from "../../devbox/hub/cache/store-from-settings.js";
 import type { WarmSource } from "../../devbox/local/warm-pool.js";
 import type { DefaultBranchMoves } from "../../devbox/branch-moves.js";
 import type { WarmDemand } from "../../devbox/warm-demand.js";
-import { decodeSettings } from "../../settings/index.js";
+import { decodeSettings, type Settings } from "../../settings/index.js";
 import { openDevBoxSide } from "../../runtime/devbox-side.js";
 import { splitDevBoxId } from "../../runtime/devbox-registry.js";
 import type { DevBoxPorts } from "../../runtime/host.js";
@@ -47,6 +47,7 @@ export function executorFromEnv(
       env,
       ...(cliPath === undefined ? {} : { cliPath }),
       ...warm,
+      sandbox: { unsafe: devboxes.unsafeLocalDevBox, bwrap: devboxes.bwrap },
       setupCacheMaxBytes: devboxes.setupCacheMaxMb * MIB,
     });
   const ecsWarm =
@@ -58,7 +59,8 @@ export function executorFromEnv(
           ...(warmFrom.demand === undefined ? {} : { demand: warmFrom.demand }),
           ...(warmFrom.onError === undefined ? {} : { onError: warmFrom.onError }),
         };
-  return ({ onLost, onNotice }) => chooseExecutor(env, local, onLost, onNotice, ecsWarm);
+  return ({ onLost, onNotice }) =>
+    chooseExecutor({ env, devboxes }, local, onLost, onNotice, ecsWarm);
 }
 
 /**
@@ -79,6 +81,8 @@ export function repositoryUpstream(
 export interface AppDevBoxesOptions {
   stateDir: string;
   env: NodeJS.ProcessEnv;
+  /** The settings, decoded once when the app started. */
+  settings: Settings;
   store: Store;
   installations: Installations;
   log: HostLog;
@@ -117,6 +121,8 @@ export async function appDevBoxes(
     {
       stateDir: options.stateDir,
       env,
+      lapseMs: options.settings.devboxes.lapseMs,
+      providers: options.settings.providers,
       store,
       executor,
       onError: (error) => options.log.error("DevBox hub", error),
@@ -125,7 +131,7 @@ export async function appDevBoxes(
       // `github` in a devbox.network.allow list means the GHE host there.
       ...(env.GHE_HOST === undefined ? {} : { repositoryHost: env.GHE_HOST }),
       // ECS DevBoxes keep their setup cache through the hub: on this host, or in the bucket.
-      setupCache: setupCacheStore(options.stateDir, decodeSettings(env)),
+      setupCache: setupCacheStore(options.stateDir, options.settings),
       // Warm ECS tasks fetch default branches through the hub, which alone holds the token.
       repoUpstreamOf: upstream,
       // DevBoxes clone and push through the hub, which alone holds the installation token.

@@ -1,12 +1,12 @@
 import { DefaultBranchMoves } from "../../devbox/branch-moves.js";
 import { WarmDemand } from "../../devbox/warm-demand.js";
-import { DEVBOX_LEASE_MS } from "../../runtime/devbox-leases.js";
 import { Admission } from "../../runtime/admission.js";
 import { faultInjection } from "../../runtime/fault-injection.js";
 import { createHost, type Host } from "../../runtime/host.js";
 import { openTelemetry } from "../../telemetry/open-telemetry.js";
 import type { Telemetry } from "../../telemetry/telemetry.js";
-import { judgeFromEnv } from "../../runtime/judge.js";
+import { judgeFromSettings } from "../../runtime/judge.js";
+import { decodeSettings } from "../../settings/index.js";
 import type { HostLog } from "../../runtime/ports.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import { openStore } from "../../store/embedded.js";
@@ -96,7 +96,7 @@ export class AppHost {
   /** The opt-in weekly judge scorecard comment (CLUSTERCODE_SCORECARD_REPOS). */
   readonly weekly: WeeklyScorecard | undefined;
   readonly services: AppServices;
-  /** The run pages, sign-in and their JSON API, when configured (see runPagesFromEnv). */
+  /** The run pages, sign-in and their JSON API, when configured (see runPagesFromSettings). */
   readonly runPages: RunPagesHandler | undefined;
   readonly #core: Host;
   readonly #auth: AuthSlot;
@@ -123,8 +123,10 @@ export class AppHost {
 
   /** Opens the store, starts the hub, and wires the app's parts together (no timers yet). */
   static async open(options: AppHostOptions, ports: AppHostPorts = {}): Promise<AppHost> {
-    const opened = await openStore({ stateDir: options.stateDir, env: options.env });
-    const base = appBase(options, opened.store, ports.cloneUrl);
+    // Every setting the app reads, decoded once.
+    const settings = decodeSettings(options.env);
+    const opened = await openStore({ stateDir: options.stateDir, settings: settings.store });
+    const base = appBase({ ...options, settings }, opened.store, ports.cloneUrl);
     const { store, now, holder, auth } = base;
     const admission = new Admission({ store, now, holder });
     // The one part made after the surfaces that they ask for (see appSurfaces).
@@ -253,21 +255,31 @@ async function openCore(
     store,
     clock: base.now,
     log,
-    judge: judgeFromEnv(env),
+    judge: judgeFromSettings(base.settings.providers),
     diffs: new RepositoryDiffSource(async (repo) => {
       const { token } = await installations.repoToken(repo);
       return { url: cloneUrl(repo, token), secret: token };
     }),
     holder: base.holder,
     // Replicas share the store: which of them runs a DevBox is a lease in it.
-    devboxLeaseMs: Number(env.CLUSTERCODE_DEVBOX_LEASE_MS ?? "") || DEVBOX_LEASE_MS,
-    ...faultInjection(env),
+    devboxLeaseMs: base.settings.devboxes.leaseMs,
+    ...faultInjection(base.settings.diagnostics.faultAt),
     telemetry: await openTelemetry(env),
     admission,
     surfaces,
     devboxes: (events, requests) =>
       appDevBoxes(
-        { stateDir, env, store, installations, log, cloneUrl, executor, notices },
+        {
+          stateDir,
+          env,
+          settings: base.settings,
+          store,
+          installations,
+          log,
+          cloneUrl,
+          executor,
+          notices,
+        },
         events,
         requests,
       ),

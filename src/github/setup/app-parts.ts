@@ -6,8 +6,13 @@ import { gitHostBaseUrl, repositoryCloneUrl } from "../../devbox/git-host.js";
 import type { Admission } from "../../runtime/admission.js";
 import type { Host } from "../../runtime/host.js";
 import type { HostLog } from "../../runtime/ports.js";
+import type { Settings } from "../../settings/index.js";
 import type { Store } from "../../store/store.js";
-import { runPageUrl, runPagesFromEnv, type RunPagesConfig } from "../../ui/run-pages-config.js";
+import {
+  runPageUrl,
+  runPagesFromSettings,
+  type RunPagesConfig,
+} from "../../ui/run-pages-config.js";
 import { Installations } from "../client/installations.js";
 import { Answers } from "../handlers/answers.js";
 import { sendBackIfConflicting } from "../handlers/conflicts.js";
@@ -24,6 +29,8 @@ import { handleDelivery } from "./handle-delivery.js";
 export interface AppBase {
   store: Store;
   env: NodeJS.ProcessEnv;
+  /** `env` decoded, once, when the app opens. */
+  settings: Settings;
   log: HostLog;
   now: () => number;
   /** This replica, as leases name their holder. */
@@ -40,20 +47,21 @@ export interface AppBase {
 
 /** The app's base parts, from the environment; a set but incomplete setting is logged. */
 export function appBase(
-  options: { env: NodeJS.ProcessEnv; log: HostLog; now?: () => number },
+  options: { env: NodeJS.ProcessEnv; settings: Settings; log: HostLog; now?: () => number },
   store: Store,
   cloneUrl?: (repo: string, token?: string) => string,
 ): AppBase {
-  const { env, log } = options;
+  const { env, settings, log } = options;
   const auth = new AuthSlot();
   const gitHost = gitHostBaseUrl(env);
-  const pages = runPagesFromEnv(env);
+  const pages = runPagesFromSettings(settings.runPages, settings.githubApp.gheHost);
   // Set but incomplete is a mistake worth saying; unset is the choice of no run pages.
-  if (!pages.ok && (env.CLUSTERCODE_PUBLIC_URL ?? "") !== "")
+  if (!pages.ok && settings.runPages.publicUrl !== undefined)
     log.error("run pages are off", new Error(pages.why));
   return {
     store,
     env,
+    settings,
     log,
     now: options.now ?? Date.now,
     holder: `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`,
@@ -75,13 +83,7 @@ export function appSurfaces(
   admission: Admission,
   answers: () => Answers | undefined,
 ): Surfaces {
-  const { env, log, pages } = base;
-  const pullReady = env.CLUSTERCODE_PR_READY ?? "on-success";
-  if (pullReady !== "never" && pullReady !== "on-success")
-    log.error(
-      "CLUSTERCODE_PR_READY",
-      new Error(`must be never or on-success, not "${pullReady}"; using on-success`),
-    );
+  const { log, pages } = base;
   return new Surfaces({
     store: base.store,
     holder: base.holder,
@@ -89,7 +91,7 @@ export function appSurfaces(
     admission,
     onError: (error, runId) => log.error(`surfaces of run ${runId}`, error),
     devboxNotice: (runId) => base.notices.get(runId),
-    pullReady: pullReady === "never" ? "never" : "on-success",
+    pullReady: base.settings.githubApp.prReady,
     onSucceeded: async (check) => {
       const ready = answers();
       if (ready !== undefined)
@@ -126,16 +128,19 @@ export function appServices(
 
 /** The webhook intake, handing recorded deliveries to the services. */
 export function appIntake(base: AppBase, services: AppServices): DeliveryIntake {
-  const { env, log } = base;
+  const { log } = base;
+  const { ackDeadlineMs, deliverySweepMs } = base.settings.githubApp;
   return new DeliveryIntake({
     store: base.store,
     now: base.now,
     holder: base.holder,
     handle: (delivery) => handleDelivery(delivery, base.auth, services),
-    ...(env.CLUSTERCODE_ACK_DEADLINE_MS === undefined
-      ? {}
-      : { ackDeadlineMs: Number(env.CLUSTERCODE_ACK_DEADLINE_MS) }),
-    ...deliverySweepFromEnv(env),
+    ackDeadlineMs,
+    // How often the intake sweeps for deliveries a process left unhandled, and so how soon a
+    // replica is taken for gone (five periods) and its deliveries for left (two); the crash
+    // tests restart the app within seconds.
+    sweepPeriodMs: deliverySweepMs,
+    staleMs: 2 * deliverySweepMs,
     onError: (error, delivery) =>
       log.error(`delivery ${delivery.deliveryId} (${delivery.event})`, error),
   });
@@ -143,26 +148,9 @@ export function appIntake(base: AppBase, services: AppServices): DeliveryIntake 
 
 /** The opt-in weekly judge scorecard comment (CLUSTERCODE_SCORECARD_REPOS). */
 export function appWeekly(base: AppBase): WeeklyScorecard | undefined {
-  const repos = (base.env.CLUSTERCODE_SCORECARD_REPOS ?? "")
-    .split(",")
-    .map((repo) => repo.trim())
-    .filter((repo) => repo !== "");
+  const repos = base.settings.githubApp.scorecardRepos;
   if (repos.length === 0) return undefined;
   const { store, installations, holder, now } = base;
   const onError = (error: unknown) => base.log.error("background task", error);
   return new WeeklyScorecard({ store, installations, holder, now, repos, onError });
-}
-
-/**
- * CLUSTERCODE_DELIVERY_SWEEP_MS: how often the intake sweeps for deliveries a process left
- * unhandled (default 1 s), and so how soon a replica is taken for gone (five periods) and its
- * deliveries for left (two); the crash tests restart the app within seconds.
- */
-function deliverySweepFromEnv(env: NodeJS.ProcessEnv): {
-  sweepPeriodMs?: number;
-  staleMs?: number;
-} {
-  const period = Number(env.CLUSTERCODE_DELIVERY_SWEEP_MS ?? "");
-  if (env.CLUSTERCODE_DELIVERY_SWEEP_MS === undefined || !(period > 0)) return {};
-  return { sweepPeriodMs: period, staleMs: 2 * period };
 }

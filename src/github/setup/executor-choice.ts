@@ -4,6 +4,7 @@ import type { DevBoxEvent } from "../../devbox/hub/events.js";
 import type { LocalExecutor } from "../../devbox/local/executor.js";
 import type { EcsWarmOptions } from "../../devbox/ecs/warm-tasks.js";
 import type { ClosableExecutor } from "../../runtime/devbox-side.js";
+import type { Settings } from "../../settings/index.js";
 import { TokenScrubbingExecutor } from "./clone-source.js";
 
 /** The DevBox executor of the app and how DevBoxes reach it. */
@@ -16,20 +17,27 @@ export interface ExecutorChoice {
   tokenFromHub: boolean;
 }
 
+/** The decoded settings that choose the executor and the hub's address for ECS DevBoxes. */
+export type ExecutorSettings = Pick<
+  Settings["devboxes"],
+  "executor" | "internalHost" | "internalPort"
+>;
+
 /**
  * Local DevBoxes by default (the hub on 127.0.0.1, the clone URL carrying a token); with
  * `CLUSTERCODE_EXECUTOR=ecs`, ECS tasks that reach the hub on `CLUSTERCODE_INTERNAL_HOST`
  * (default: this task's private IPv4 from the ECS metadata endpoint) and
- * `CLUSTERCODE_INTERNAL_PORT`, and fetch their repository token from it.
+ * `CLUSTERCODE_INTERNAL_PORT`, and fetch their repository token from it. `devboxes` are those
+ * settings, decoded at start; `env` is what the ECS executor is configured from.
  */
 export async function chooseExecutor(
-  env: NodeJS.ProcessEnv,
+  { env, devboxes }: { env: NodeJS.ProcessEnv; devboxes: ExecutorSettings },
   local: () => LocalExecutor,
   onLost: (event: DevBoxEvent) => void,
   onNotice: (devboxId: string, notice: string | undefined) => void = () => {},
   warm?: EcsWarmOptions,
 ): Promise<ExecutorChoice> {
-  if (env.CLUSTERCODE_EXECUTOR !== "ecs") {
+  if (devboxes.executor !== "ecs") {
     return {
       executor: new TokenScrubbingExecutor(local()),
       hubHost: "127.0.0.1",
@@ -48,7 +56,7 @@ export async function chooseExecutor(
     // Warm tasks (`devbox.warm`), bounded by CLUSTERCODE_WARM_MAX as local ones are.
     ...(warm === undefined ? {} : { warm }),
   });
-  const hubHost = env.CLUSTERCODE_INTERNAL_HOST ?? (await taskPrivateAddress(env));
+  const hubHost = devboxes.internalHost ?? (await taskPrivateAddress(env));
   if (hubHost === undefined) {
     throw new Error(
       "CLUSTERCODE_EXECUTOR=ecs needs CLUSTERCODE_INTERNAL_HOST outside ECS (no ECS_CONTAINER_METADATA_URI_V4)",
@@ -57,7 +65,7 @@ export async function chooseExecutor(
   return {
     executor,
     hubHost,
-    hubPort: Number(env.CLUSTERCODE_INTERNAL_PORT ?? "8080"),
+    hubPort: devboxes.internalPort,
     tokenFromHub: true,
   };
 }

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EcsExecutor } from "../../../src/devbox/ecs/executor.js";
 import type { EcsStatus } from "../../../src/devbox/ecs/status.js";
 import { providerUpstreams } from "../../../src/devbox/hub/provider-proxy.js";
+import { decodeSettings } from "../../../src/settings/index.js";
 import { DevBoxHub } from "../../../src/devbox/hub/hub.js";
 import { DevBoxRegistry } from "../../../src/runtime/devbox-registry.js";
 import { gitPolicyOf } from "../../../src/runtime/devbox-git.js";
@@ -110,7 +111,9 @@ describe("ECS executor end to end", () => {
       // a DevBox starved of CPU on a loaded machine from being declared lost as well.
       lapseMs: 60_000,
       // The app holds the provider key: tasks get a placeholder and the hub's proxy.
-      providers: providerUpstreams({ ANTHROPIC_API_KEY: "sk-ant-held-by-the-app" }),
+      providers: providerUpstreams(
+        decodeSettings({ ANTHROPIC_API_KEY: "sk-ant-held-by-the-app" }).providers,
+      ),
       // Git goes through the hub: the bare repository on disk stands in for GitHub.
       git: {
         stateDir: join(root, "hub-state"),

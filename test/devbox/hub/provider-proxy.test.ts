@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { estimateCostUsd } from "../../../src/workflow/model-prices.js";
 import { DevBoxHub } from "../../../src/devbox/hub/hub.js";
 import { providerUpstreams } from "../../../src/devbox/hub/provider-proxy.js";
+import { decodeSettings } from "../../../src/settings/index.js";
 import { FAKE_USAGE, FakeProviders } from "../../e2e/fake-providers.js";
 
 const REAL_ANTHROPIC = "sk-ant-real-key-that-stays-in-the-hub";
@@ -26,12 +27,14 @@ afterEach(async () => {
 async function setup() {
   hub = new DevBoxHub({
     onEvent: () => {},
-    providers: providerUpstreams({
-      ANTHROPIC_API_KEY: REAL_ANTHROPIC,
-      ANTHROPIC_BASE_URL: upstream,
-      OPENAI_API_KEY: REAL_OPENAI,
-      OPENAI_BASE_URL: `${upstream}/v1`,
-    }),
+    providers: providerUpstreams(
+      decodeSettings({
+        ANTHROPIC_API_KEY: REAL_ANTHROPIC,
+        ANTHROPIC_BASE_URL: upstream,
+        OPENAI_API_KEY: REAL_OPENAI,
+        OPENAI_BASE_URL: `${upstream}/v1`,
+      }).providers,
+    ),
   });
   await hub.listen();
   hub.register({ devboxId: "run1-box1", runId: "run1" });

@@ -13,6 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DevBoxHub } from "../../../src/devbox/hub/hub.js";
 import { hubGitAuthEnv } from "../../../src/devbox/hub/git/git-auth.js";
 import { providerUpstreams } from "../../../src/devbox/hub/provider-proxy.js";
+import { decodeSettings } from "../../../src/settings/index.js";
 import {
   warmRoute,
   type WarmClaim,
@@ -99,7 +100,9 @@ beforeEach(async () => {
   };
   hub = new DevBoxHub({
     onEvent: () => undefined,
-    providers: providerUpstreams({ ANTHROPIC_API_KEY: "sk-ant-held-by-the-app" }),
+    providers: providerUpstreams(
+      decodeSettings({ ANTHROPIC_API_KEY: "sk-ant-held-by-the-app" }).providers,
+    ),
     git: {
       stateDir: join(root, "state"),
       upstreamOf: () => Promise.resolve({ url: sources["acme/widgets"]!, env: {} }),

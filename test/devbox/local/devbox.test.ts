@@ -42,11 +42,11 @@ class World {
     return new LocalExecutor({
       stateDir: this.stateDir,
       graceMs: 2000,
+      // These tests watch the agent's and its commands' pids from the host, which a sandbox
+      // hides (its own PID namespace); the walls are tested in test/security/.
+      sandbox: { unsafe: true },
       env: {
         ...process.env,
-        // These tests watch the agent's and its commands' pids from the host, which a sandbox
-        // hides (its own PID namespace); the walls are tested in test/security/.
-        CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: "1",
         CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200",
         CLUSTERCODE_DEVBOX_LAPSE_MS: "1500",
         FAKE_SECRET: "s3cret",
@@ -238,11 +238,11 @@ console.log(JSON.stringify({ type: "result", usage: { cost_usd: 0.42, input_toke
         stateDir: world.stateDir,
         graceMs: 2000,
         uid,
+        sandbox: { unsafe: true },
         env: {
           ...process.env,
           CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200",
           IS_SANDBOX: "",
-          CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: "1",
         },
       });
       try {

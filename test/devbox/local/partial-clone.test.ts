@@ -62,9 +62,9 @@ class World {
     this.executor = new LocalExecutor({
       stateDir: this.stateDir,
       graceMs: 2000,
+      sandbox: { unsafe: !sandboxed },
       env: {
         ...process.env,
-        ...(sandboxed ? {} : { CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: "1" }),
         CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200",
         CLUSTERCODE_DEVBOX_LAPSE_MS: "3000",
       },

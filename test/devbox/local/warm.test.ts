@@ -64,11 +64,11 @@ class World {
     this.executor = new LocalExecutor({
       stateDir: this.stateDir,
       graceMs: 2000,
+      // The pids and checkouts are watched from the host; the walls are tested elsewhere (and
+      // in the one test here that needs them).
+      sandbox: { unsafe: options.sandboxed !== true },
       env: {
         ...process.env,
-        // The pids and checkouts are watched from the host; the walls are tested elsewhere (and
-        // in the one test here that needs them).
-        CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: options.sandboxed === true ? "0" : "1",
         CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200",
         CLUSTERCODE_DEVBOX_LAPSE_MS: "3000",
       },
