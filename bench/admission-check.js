@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { Admission } from "../dist/runtime/admission.js";
 import { Runtime } from "../dist/runtime/runtime.js";
 import { openStore } from "../dist/store/embedded.js";
+import { decodeSettings } from "../dist/settings/index.js";
 import { parseWorkflow } from "../dist/workflow/parse.js";
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = "true";
@@ -31,7 +32,7 @@ const dir = mkdtempSync(join(tmpdir(), "clustercode-bench-"));
 let reads = 0;
 const opened = await openStore({
   stateDir: dir,
-  env: {},
+  settings: decodeSettings({}).store,
   onRequest: (name) => (name === "GetItem" || name === "Query") && reads++,
 });
 const { store } = opened;

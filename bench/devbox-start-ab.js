@@ -40,7 +40,7 @@ async function side(root, work) {
   const stateDir = mkdtempSync(join(work, "state-"));
   const claim = async () => {
     const env = { ...process.env, CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: "1" };
-    const executor = new LocalExecutor({ stateDir, env });
+    const executor = new LocalExecutor({ stateDir, env, sandbox: { unsafe: true } });
     const devboxId = `bench-${randomBytes(4).toString("hex")}`;
     const { token } = hub.register({ devboxId, runId: "bench" });
     const started = performance.now();

@@ -123,6 +123,7 @@ async function claim(hub, repository, { stateDir, setup = [], cache, partialClon
     partialClones,
     ...(FRESH_MIRROR ? { mirrorFreshMs: 0 } : {}),
     env: { ...process.env, CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: "1" },
+    sandbox: { unsafe: true },
   });
   const devboxId = `bench-${randomBytes(4).toString("hex")}`;
   const apiUrl = await hub.listen();

@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Runtime } from "../dist/runtime/runtime.js";
 import { openStore } from "../dist/store/embedded.js";
+import { decodeSettings } from "../dist/settings/index.js";
 import { parseWorkflow } from "../dist/workflow/parse.js";
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = "true";
@@ -35,7 +36,7 @@ let writeCount = 0;
 let itemCount = 0;
 const opened = await openStore({
   stateDir: dir,
-  env: {},
+  settings: decodeSettings({}).store,
   onRequest: (name, items) => {
     if (!writes.has(name)) return;
     writeCount++;

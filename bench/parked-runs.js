@@ -38,7 +38,8 @@ async function seed(stateDir, count) {
   const { createSnapshot, step } = await import(`${root}dist/engine/step.js`);
   const parsed = parseWorkflow(GATE_WORKFLOW);
   if (!parsed.ok) throw new Error("the bench workflow does not parse");
-  const opened = await openStore({ stateDir, env: {} });
+  const { decodeSettings } = await import(`${root}dist/settings/index.js`);
+  const opened = await openStore({ stateDir, settings: decodeSettings({}).store });
   const now = Date.now();
   for (let i = 0; i < count; i++) {
     const runId = `park${String(i).padStart(6, "0")}`;

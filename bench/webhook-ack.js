@@ -60,7 +60,8 @@ async function serve(kind) {
     appFn = clusterCodeApp(host);
   } else if (kind === "durable") {
     const { openStore } = await import("../dist/store/embedded.js");
-    const { store } = await openStore({ stateDir: dir, env: {} });
+    const { decodeSettings } = await import("../dist/settings/index.js");
+    const { store } = await openStore({ stateDir: dir, settings: decodeSettings({}).store });
     appFn = (app) =>
       app.onAny(async (context) => {
         await store.recordDelivery({
