@@ -65,7 +65,8 @@ export const START_FLAGS = (() => {
 
 /**
  * Starts the app; resolves once its health check answers, with the ms that took. `nodeFlags`
- * come before `npm start`'s own (a benchmark's probe).
+ * come before `npm start`'s own (a benchmark's probe). An app that exits first rejects, with
+ * the code `EADDRINUSE` when its port was taken.
  */
 export async function startApp(env, nodeFlags = []) {
   const started = performance.now();
@@ -73,11 +74,21 @@ export async function startApp(env, nodeFlags = []) {
   const child = spawn(process.execPath, args, {
     cwd: env.CLUSTERCODE_STATE_DIR,
     env,
-    stdio: ["ignore", process.env.BENCH_LOG_LEVEL ? "inherit" : "ignore", "inherit"],
+    stdio: ["ignore", process.env.BENCH_LOG_LEVEL ? "inherit" : "ignore", "pipe"],
+  });
+  // Passed on as it comes; its last lines say why an app that exited at start did.
+  let stderrTail = "";
+  child.stderr.on("data", (chunk) => {
+    process.stderr.write(chunk);
+    stderrTail = (stderrTail + chunk).slice(-4096);
   });
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null)
-      throw new Error(`the app exited with ${child.exitCode ?? child.signalCode}`);
+    if (child.exitCode !== null || child.signalCode !== null) {
+      const error = new Error(`the app exited with ${child.exitCode ?? child.signalCode}`);
+      // Its port was taken since it was chosen: the caller may choose another.
+      if (stderrTail.includes("EADDRINUSE")) error.code = "EADDRINUSE";
+      throw error;
+    }
     const ok = await fetch(`http://127.0.0.1:${env.PORT}/healthz`)
       .then((res) => res.ok)
       .catch(() => false);

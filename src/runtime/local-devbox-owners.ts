@@ -1,6 +1,7 @@
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { isAlive } from "../devbox/local/process-info.js";
+import { pidFileOwner, releasePidFile, takePidFile } from "../devbox/local/pid-file.js";
 import type { DevBoxOwnership } from "./devbox-leases.js";
 
 /**
@@ -20,25 +21,11 @@ export class LocalDevBoxOwners implements DevBoxOwnership {
 
   async take(id: string): Promise<boolean> {
     await mkdir(this.#dir, { recursive: true });
-    const file = this.#file(id);
-    // Twice at most: once more after clearing the file of an owner that died.
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        await writeFile(file, `${process.pid}\n`, { flag: "wx", mode: 0o600 });
-        return true;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      }
-      const owner = await this.#ownerOf(id);
-      if (owner === process.pid) return true;
-      if (owner !== undefined && (await isAlive(owner))) return false;
-      await rm(file, { force: true });
-    }
-    return false;
+    return takePidFile(this.#file(id));
   }
 
-  async release(id: string): Promise<void> {
-    if ((await this.#ownerOf(id)) === process.pid) await rm(this.#file(id), { force: true });
+  release(id: string): Promise<void> {
+    return releasePidFile(this.#file(id));
   }
 
   /** Ownership lasts as long as the process: nothing to renew. */
@@ -50,17 +37,11 @@ export class LocalDevBoxOwners implements DevBoxOwnership {
   async orphans(ids: string[]): Promise<string[]> {
     const orphaned: string[] = [];
     for (const id of ids) {
-      const owner = await this.#ownerOf(id);
+      const owner = await pidFileOwner(this.#file(id));
       if (owner === undefined || owner === process.pid || !(await isAlive(owner)))
         orphaned.push(id);
     }
     return orphaned;
-  }
-
-  async #ownerOf(id: string): Promise<number | undefined> {
-    const text = await readFile(this.#file(id), "utf8").catch(() => "");
-    const pid = Number(text.trim());
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
   }
 
   #file(id: string): string {

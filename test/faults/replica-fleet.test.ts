@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
+import { RunRepository } from "../../src/store/run-repository.js";
 import type { Store, StoredRun } from "../../src/store/store.js";
 import { runs } from "../fuzz/fuzz-size.js";
 import type { FakeGitHub } from "../github/helpers/fake-github.js";
@@ -184,7 +185,17 @@ async function labelAndApprove(labelled: Delivery[], traffic: Traffic, store: St
     );
     if (ended.length > 0)
       return ["ended before its gate:", ...(await runProblems(store, ended, []))];
-    return waiting === SIZE.runs ? [] : [`${waiting} of ${SIZE.runs} runs wait`];
+    if (waiting === SIZE.runs) return [];
+    // Where each run not at its gate yet stands, for the failure to say.
+    const repository = new RunRepository(store);
+    const elsewhere = all.filter((run) => run.status !== "awaiting_input");
+    const where = await Promise.all(
+      elsewhere.map(async (run) => {
+        const visit = (await repository.get(run.runId))?.document.state.visits.at(-1);
+        return `${run.runId} (issue ${run.issue}) ${run.status}: ${JSON.stringify(visit)}`;
+      }),
+    );
+    return [`${waiting} of ${SIZE.runs} runs wait`, ...where];
   });
   if (gate.length > 0) throw new Error(gate.join("\n"));
   await Promise.all(approvals(SIZE.runs).map((delivery) => traffic.deliver(delivery)));

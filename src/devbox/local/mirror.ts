@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, rm, stat } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { OutputTail } from "../output-tail.js";
+import { releasePidFile, takePidFile } from "./pid-file.js";
 import { runProcess } from "../process-runner.js";
 import { withoutCredentials } from "./repository-url.js";
 
@@ -53,8 +54,6 @@ export function repoMirrorPath(stateDir: string, repo: string): string {
 
 /** How long a claim waits for another process's fetch of the same mirror before going alone. */
 const LOCK_WAIT_MS = 120_000;
-/** A lock older than this was left by a process that died while fetching. */
-const STALE_LOCK_MS = 10 * 60_000;
 
 const inFlight = new Map<string, Promise<void>>();
 /** When the last fetch of each mirror that succeeded in this process started. */
@@ -131,26 +130,22 @@ async function fetchMirror(
   );
 }
 
-/** Runs `work` holding the lock directory `lock`, waiting (bounded) for another holder. */
+/**
+ * Runs `work` holding the lock file `lock`, waiting (bounded) for another live process that
+ * holds it. A lock left by a process that died while fetching (a replica killed with its
+ * DevBoxes) is taken over at once.
+ */
 async function withLock<T>(lock: string, work: () => Promise<T>): Promise<T> {
   await mkdir(dirname(lock), { recursive: true });
   const deadline = Date.now() + LOCK_WAIT_MS;
-  for (;;) {
-    try {
-      await mkdir(lock);
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      const age = Date.now() - (await stat(lock).catch(() => ({ mtimeMs: 0 }))).mtimeMs;
-      if (age > STALE_LOCK_MS) await rm(lock, { recursive: true, force: true });
-      else if (Date.now() > deadline) throw new Error(`the mirror lock ${lock} is held too long`);
-      else await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+  while (!(await takePidFile(lock))) {
+    if (Date.now() > deadline) throw new Error(`the mirror lock ${lock} is held too long`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
   }
   try {
     return await work();
   } finally {
-    await rm(lock, { recursive: true, force: true });
+    await releasePidFile(lock);
   }
 }
 

@@ -2,7 +2,7 @@
  * DevBox checkouts are blobless clones from the host's mirror, with origin still the real
  * remote (here the hub's git route, as on the app) and no credential written anywhere.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
@@ -10,11 +10,12 @@ import {
   readdirSync,
   readFileSync,
   realpathSync,
+  rmSync,
   writeFileSync,
 } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterEach, beforeAll, afterAll, describe, expect, it } from "vitest";
 import type { CommandResult, DevBoxSpec } from "../../../src/engine/commands.js";
 import type { DevBoxEvent } from "../../../src/devbox/hub/events.js";
@@ -193,6 +194,29 @@ describe("partial clones from the host's mirror", () => {
     expect(execFileSync("ls", [mirrors], { encoding: "utf8" }).split("\n").filter(Boolean)).toEqual(
       ["repo.git", "shared.git"],
     );
+  });
+
+  it("takes over at once the mirror lock of a process that died while fetching, and waits on a live one", async () => {
+    world = new World(false);
+    const mirror = join(world.stateDir, "mirrors", "octo", "locked.git");
+    const env = { PATH: process.env.PATH ?? "" };
+    mkdirSync(dirname(mirror), { recursive: true });
+    // A replica killed mid-fetch leaves its lock behind, holding its (now free) pid.
+    const dead = spawnSync("true").pid;
+    writeFileSync(`${mirror}.lock`, `${dead}\n`);
+    await refreshMirror(mirror, upstream, env);
+    expect(git(mirror, "rev-parse", "refs/heads/main")).toBe(git(upstream, "rev-parse", "main"));
+    expect(existsSync(`${mirror}.lock`)).toBe(false);
+    // A live holder's lock is waited on: the fetch starts only once it is given up.
+    const other = join(world.stateDir, "mirrors", "octo", "held.git");
+    writeFileSync(`${other}.lock`, `${process.ppid}\n`);
+    let fetched = false;
+    const waiting = refreshMirror(other, upstream, env).then(() => (fetched = true));
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(fetched).toBe(false);
+    rmSync(`${other}.lock`);
+    await waiting;
+    expect(git(other, "rev-parse", "refs/heads/main")).toBe(git(upstream, "rev-parse", "main"));
   });
 
   it("does not fetch the mirror again for a claim right after another, which still starts at origin's head", async () => {
