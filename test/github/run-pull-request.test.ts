@@ -83,6 +83,26 @@ describe("the run's pull request after a prototype race", () => {
     expect(app.errors).toEqual([]);
   }, 60_000);
 
+  it("shows the run succeeded when its pull request cannot leave draft", async () => {
+    // The installation may not mark it ready (a permission it lacks): GitHub refuses.
+    app.github.faultOf = (method, path) =>
+      method === "POST" && path === "/graphql" ? { status: 403, message: "Forbidden" } : undefined;
+    await app.deliver("issues", labeled());
+    const { definition, state } = await app.waitForStatus("awaiting_input", 30_000);
+    const pull = app.github.pulls[0];
+    const head = execFileSync("git", ["rev-parse", definition.branch], { cwd: app.remote })
+      .toString()
+      .trim();
+    await app.deliver("pull_request_review", review(pull?.number ?? 0, definition.branch, head));
+    await app.waitForStatus("succeeded");
+    await app.host.idle();
+    const status = app.github.comments.find((c) => c.body.includes(state.runId));
+    expect(status?.body).toMatch(/\bsucceeded\b/);
+    expect(status?.body).not.toMatch(/awaiting input/i);
+    expect(pull?.draft).toBe(true);
+    expect(app.errors.join("\n")).toMatch(/ready for review/);
+  }, 60_000);
+
   it("still shows the run waiting when GitHub cannot compare its branch for the body's diffstat", async () => {
     // Every compare fails (an outage, or a diff too large for GitHub to compare).
     app.github.faultOf = (method, path) =>

@@ -222,6 +222,9 @@ export class Surfaces {
     const before = JSON.stringify(encodeMemo(memo));
     try {
       await this.#write(runId, run, gh, repo, memo, parsed.issue);
+      // The pull request's description comes last: when it cannot be written (a permission the
+      // installation lacks, an outage), the run's check runs and status comment already are.
+      await this.#describePull(gh, repo, memo, document, parsed.issue);
     } finally {
       // What was written is remembered even when a later write failed.
       const after = encodeMemo(memo);
@@ -256,7 +259,6 @@ export class Surfaces {
       const pull = await ensurePullRequest(gh, repo, definition.branch, definition, issue);
       if (pull !== undefined) memo.pull = pull;
     }
-    if (memo.pull !== undefined) await this.#describePull(gh, repo, memo, document, issue);
     const runPageUrl = this.deps.runPageUrl?.(stored.repo, runId);
     const checkRunUrl = await this.#writeCheckRuns(runId, document, gh, repo, memo, runPageUrl);
     if (state.awaiting?.kind === "approval" && state.active !== undefined) {

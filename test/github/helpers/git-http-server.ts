@@ -23,8 +23,8 @@ export class GitHttpServer {
 
   /**
    * @param token The installation token git must send.
-   * @param api Serves `/api/v3/…` instead (a GitHub Enterprise Server's REST API on the same
-   *   host), when given: the app then reaches a whole loopback GitHub here.
+   * @param api Serves `/api/v3/…` and `/api/graphql` instead (a GitHub Enterprise Server's API
+   *   on the same host), when given: the app then reaches a whole loopback GitHub here.
    */
   constructor(
     private readonly token: string,
@@ -44,7 +44,9 @@ export class GitHttpServer {
 
   #serve(request: IncomingMessage, response: ServerResponse): void {
     const url = new URL(request.url ?? "/", "http://127.0.0.1");
-    if (this.api !== undefined && url.pathname.startsWith("/api/v3/")) {
+    // A GitHub Enterprise Server answers GraphQL at /api/graphql, beside /api/v3.
+    const isApi = url.pathname.startsWith("/api/v3/") || url.pathname === "/api/graphql";
+    if (this.api !== undefined && isApi) {
       this.api(request, response);
       return;
     }
