@@ -96,28 +96,41 @@ export class Admission {
   /**
    * Starts queued runs of `workflow` in `repo`, oldest first, while admission allows, by
    * offering each `run.start` to `runs`.
+   *
+   * A drain that finds the lease held does nothing: the holder drains. But the holder may have
+   * read the counts before the transition that freed a slot, so once it has released the lease
+   * it looks again, and drains again when the first queued run is now admitted (bounded: each
+   * round starts a run or finds the queue blocked).
    */
   async drain(repo: string, workflow: string, runs: RunDriver): Promise<string[]> {
+    const started: string[] = [];
+    for (let round = 0; round < 8; round++) {
+      const drained = await this.#drainUnderLease(repo, workflow, runs);
+      if (drained === undefined) break;
+      started.push(...drained);
+      if (!(await this.#headAdmitted(repo, workflow))) break;
+    }
+    return started;
+  }
+
+  /** One drain under the queue's lease; undefined when another holds it. */
+  async #drainUnderLease(
+    repo: string,
+    workflow: string,
+    runs: RunDriver,
+  ): Promise<string[] | undefined> {
     const lease = `admission:${repo}#${workflow}`;
     const { store, now, holder } = this.deps;
-    if (!(await store.acquireLease(lease, holder, now(), 30_000))) return [];
+    if (!(await store.acquireLease(lease, holder, now(), 30_000))) return undefined;
     const started: string[] = [];
     try {
       for (;;) {
-        let counts = await this.counts(repo, workflow);
+        const counts = await this.counts(repo, workflow);
         const next = counts.queued[0];
         if (next === undefined) break;
-        const run = await new RunRepository(store).get(next.runId);
-        if (run?.stored.status !== "queued") {
-          // The roster lagged this run: put it right and look again.
-          await this.#correct(repo, workflow, next.runId, run?.stored);
-          continue;
-        }
-        const pinned = run.document.definition.workflow;
-        if (!(await this.admits(repo, pinned, counts))) {
-          counts = await this.#recheck(repo, workflow, counts);
-          if (!(await this.admits(repo, pinned, counts))) break;
-        }
+        const pinned = await this.#queuedWorkflow(repo, workflow, next.runId);
+        if (pinned === undefined) continue;
+        if (!(await this.#admitsAfterRecheck(repo, workflow, pinned, counts))) break;
         const delivery = await runs.deliver(next.runId, { type: "run.start", at: now() });
         if (!delivery.applied) break;
         started.push(next.runId);
@@ -126,6 +139,42 @@ export class Admission {
       await store.releaseLease(lease, holder);
     }
     return started;
+  }
+
+  /** Would the first queued run of `workflow` be admitted now? (Read without the lease.) */
+  async #headAdmitted(repo: string, workflow: string): Promise<boolean> {
+    const counts = await this.counts(repo, workflow);
+    const next = counts.queued[0];
+    if (next === undefined) return false;
+    const run = await new RunRepository(this.deps.store).get(next.runId);
+    if (run?.stored.status !== "queued") return true;
+    return this.admits(repo, run.document.definition.workflow, counts);
+  }
+
+  /**
+   * The pinned workflow of queued run `runId`; undefined when the roster lagged the run (it is
+   * put right, and the caller looks again).
+   */
+  async #queuedWorkflow(
+    repo: string,
+    workflow: string,
+    runId: string,
+  ): Promise<Workflow | undefined> {
+    const run = await new RunRepository(this.deps.store).get(runId);
+    if (run?.stored.status === "queued") return run.document.definition.workflow;
+    await this.#correct(repo, workflow, runId, run?.stored);
+    return undefined;
+  }
+
+  /** Does admission allow one more run of `pinned`, rereading the counted runs before refusing? */
+  async #admitsAfterRecheck(
+    repo: string,
+    workflow: string,
+    pinned: Workflow,
+    counts: AdmissionCounts,
+  ): Promise<boolean> {
+    if (await this.admits(repo, pinned, counts)) return true;
+    return this.admits(repo, pinned, await this.#recheck(repo, workflow, counts));
   }
 
   /** The counts after rereading the runs the roster says are running or awaiting input. */

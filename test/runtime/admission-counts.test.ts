@@ -115,6 +115,57 @@ describe("admission with limits", () => {
     expect((await store.admissionState(scope)).roster?.map((entry) => entry.runId)).toEqual([]);
   });
 
+  it("starts a queued run when the slot frees while another replica holds the queue's lease", async () => {
+    const { store } = await limitedRuns(1);
+    const runtime = new Runtime({
+      store,
+      performer: { perform: () => Promise.resolve(null) },
+      now: () => 1,
+    });
+    const scope = admissionScope("o/r", "limited");
+    await runtime.create(definitionOf(limited, { runId: "busy" }), { repo: "o/r" }, 50);
+    const setStatus = async (runId: string, status: "running" | "succeeded") => {
+      const stored = await store.getRun(runId);
+      await store.saveRun({ ...stored!, version: stored!.version + 1, status });
+      const createdAt = stored!.createdAt;
+      await store.noteInRoster(scope, runId, { runId, status, createdAt });
+    };
+    await setStatus("busy", "running");
+    // Starting a run takes it out of the queue, as the runtime's run.start does.
+    const started: string[] = [];
+    const runs: RunDriver = {
+      deliver: async (runId) => {
+        started.push(runId);
+        await setStatus(runId, "running");
+        return { applied: true } as Awaited<ReturnType<RunDriver["deliver"]>>;
+      },
+    };
+    // Replica A drains and finds the slot taken. Before it releases the lease, the run on
+    // replica B ends and B's own drain finds the lease held: A must look again.
+    const other = new Admission({ store, now: () => 1, holder: "B" });
+    let drainedByB: string[] | undefined;
+    const a = new Proxy(store, {
+      get: (target, name, receiver) => {
+        const value = Reflect.get(target, name, receiver) as unknown;
+        if (typeof value !== "function") return value;
+        // The store keeps private fields: its methods run on it, not on the proxy.
+        const method = (value as (...a: unknown[]) => unknown).bind(target);
+        if (name !== "releaseLease") return method;
+        return async (...args: unknown[]) => {
+          if (drainedByB === undefined) {
+            await setStatus("busy", "succeeded");
+            drainedByB = await other.drain("o/r", "limited", runs);
+          }
+          return method(...args);
+        };
+      },
+    });
+    const admission = new Admission({ store: a, now: () => 1, holder: "A" });
+    expect(await admission.drain("o/r", "limited", runs)).toEqual(["q000"]);
+    expect(drainedByB).toEqual([]);
+    expect(started).toEqual(["q000"]);
+  });
+
   it("builds the roster once from the runs when it was never written (runs from before it)", async () => {
     const store = await dynamo.newStore();
     for (const runId of ["b", "a"]) {
