@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { startApp, stopApp } from "../../bench/app-process.js";
 import type { Store } from "../../src/store/store.js";
 import { openStore, startEmbeddedDynamo, type EmbeddedDynamo } from "../../src/store/embedded.js";
-import { freePort } from "../helpers/free-port.js";
+import { freePort, portTaken } from "../helpers/free-port.js";
 import type { Delivery } from "./app-runs.js";
 import { LoopbackApp, sendSigned } from "./loopback-app.js";
 
@@ -87,10 +87,22 @@ export class ReplicaFleet {
     return child !== undefined && child.exitCode === null && child.signalCode === null;
   }
 
-  /** Starts replica `i` (once its health check answers). */
+  /**
+   * Starts replica `i` (once its health check answers). Its port was free when chosen; another
+   * test's process may have bound it since (the app then exits at start): it moves to a new
+   * one, as a replica behind a load balancer would, and any other exit fails the start.
+   */
   async start(i: number): Promise<void> {
     const member = this.member(i);
-    member.child = (await startApp(member.env)).child;
+    for (let tries = 1; ; tries++) {
+      try {
+        member.child = (await startApp(member.env)).child;
+        break;
+      } catch (error) {
+        if (tries === 3 || !(await portTaken(Number(member.env.PORT)))) throw error;
+        member.env.PORT = String(await freePort());
+      }
+    }
     member.lives.push({ startedAt: Date.now() });
   }
 
