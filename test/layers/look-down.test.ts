@@ -1,31 +1,11 @@
 import { readdirSync } from "node:fs";
-import { ESLint, type Linter } from "eslint";
-import tseslint from "typescript-eslint";
 import { describe, expect, it } from "vitest";
+import { ruleMessages } from "../helpers/repository-lint.js";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
-/**
- * The repository's own eslint.config.js, with type-aware linting off: the fixtures are strings
- * at paths no tsconfig lists, and the layer rule reads nothing but import paths.
- */
-async function repositoryLint(): Promise<ESLint> {
-  const url = new URL("eslint.config.js", `file://${ROOT}`).href;
-  const { default: config } = (await import(url)) as { default: Linter.Config[] };
-  return new ESLint({
-    cwd: ROOT,
-    overrideConfigFile: true,
-    overrideConfig: [...config, { files: ["**/*.ts"], ...tseslint.configs.disableTypeChecked }],
-  });
-}
-
 /** The layer rule's messages for `code` as the file `path` (from the repository root). */
-async function layerMessages(path: string, code: string): Promise<string[]> {
-  const [result] = await (await repositoryLint()).lintText(code, { filePath: `${ROOT}${path}` });
-  return (result?.messages ?? [])
-    .filter((message) => message.ruleId === "layers/look-down")
-    .map((message) => message.message);
-}
+const layerMessages = (path: string, code: string) => ruleMessages("layers/look-down", path, code);
 
 describe("the lint rule for layers", () => {
   it("fails the engine importing the agents above it", async () => {

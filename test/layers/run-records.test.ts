@@ -1,27 +1,9 @@
-import { ESLint, type Linter } from "eslint";
-import tseslint from "typescript-eslint";
 import { describe, expect, it } from "vitest";
-
-const ROOT = new URL("../../", import.meta.url).pathname;
-
-/** The repository's eslint.config.js, type-aware linting off (the fixtures are strings). */
-async function repositoryLint(): Promise<ESLint> {
-  const url = new URL("eslint.config.js", `file://${ROOT}`).href;
-  const { default: config } = (await import(url)) as { default: Linter.Config[] };
-  return new ESLint({
-    cwd: ROOT,
-    overrideConfigFile: true,
-    overrideConfig: [...config, { files: ["**/*.ts"], ...tseslint.configs.disableTypeChecked }],
-  });
-}
+import { ruleMessages } from "../helpers/repository-lint.js";
 
 /** The run-records rule's messages for `code` as the file `path` (from the repository root). */
-async function runRecordMessages(path: string, code: string): Promise<string[]> {
-  const [result] = await (await repositoryLint()).lintText(code, { filePath: `${ROOT}${path}` });
-  return (result?.messages ?? [])
-    .filter((message) => message.ruleId === "no-restricted-syntax")
-    .map((message) => message.message);
-}
+const runRecordMessages = (path: string, code: string) =>
+  ruleMessages("no-restricted-syntax", path, code);
 
 const THROUGH_REPOSITORY =
   "Read runs and evidence through RunRepository (src/store/run-repository.ts), which hands out typed records.";
