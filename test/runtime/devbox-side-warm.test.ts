@@ -2,7 +2,6 @@
  * The DevBox side as the app opens it with the ECS executor: the hub's warm identities reach the
  * executor (made before the hub), and closing the side stops the warm tasks.
  */
-import { ECSClient } from "@aws-sdk/client-ecs";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,7 +10,7 @@ import { EcsExecutor } from "../../src/devbox/ecs/executor.js";
 import { WARM_STARTED_BY } from "../../src/devbox/ecs/warm-orphans.js";
 import { openDevBoxSide } from "../../src/runtime/devbox-side.js";
 import { decodeSettings } from "../../src/settings/index.js";
-import { FakeEcs, NO_PROCESS, TEST_CLUSTER } from "../devbox/ecs/endpoint.js";
+import { FakeEcs, NO_PROCESS, TEST_CLUSTER, ecsClientOf } from "../devbox/ecs/endpoint.js";
 import { useTestDynamo } from "../store/dynalite-fixture.js";
 
 const dynamo = useTestDynamo();
@@ -34,12 +33,7 @@ describe("the DevBox side with warm ECS tasks", () => {
     const endpoint = await fake.listen();
     root = mkdtempSync(join(tmpdir(), "devbox-side-warm-"));
     const executor = new EcsExecutor({
-      client: new ECSClient({
-        endpoint,
-        region: "eu-west-1",
-        credentials: { accessKeyId: "test", secretAccessKey: "test" },
-        maxAttempts: 1,
-      }),
+      client: ecsClientOf(endpoint, { maxAttempts: 1 }),
       ...TEST_CLUSTER,
       defaultImage: "devbox:1",
       pollIntervalMs: 60_000,

@@ -3,7 +3,6 @@
  * the ECS executor, against a local endpoint that speaks the ECS JSON protocol and runs each
  * task's DevBox entrypoint and the built agent (`dist/`, built by `npm test`) as processes.
  */
-import { ECSClient } from "@aws-sdk/client-ecs";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
@@ -24,7 +23,7 @@ import { definitionOf, workflowOf } from "../../engine/harness.js";
 import { useTestDynamo } from "../../store/dynalite-fixture.js";
 import { checkInvariants } from "../../faults/invariants.js";
 import { pushedCommits, recordPushes } from "../../faults/pushes.js";
-import { FakeEcs, type FakeTask, TEST_CLUSTER } from "./endpoint.js";
+import { FakeEcs, type FakeTask, TEST_CLUSTER, ecsClientOf } from "./endpoint.js";
 import { LocalTaskLauncher } from "./local-tasks.js";
 
 const dynamo = useTestDynamo();
@@ -121,12 +120,7 @@ describe("ECS executor end to end", () => {
         policyOf: gitPolicyOf(store),
       },
     });
-    const client = () =>
-      new ECSClient({
-        endpoint,
-        region: "eu-west-1",
-        credentials: { accessKeyId: "test", secretAccessKey: "test" },
-      });
+    const client = () => ecsClientOf(endpoint);
     const settings = {
       ...TEST_CLUSTER,
       agentEnv: { CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200", CLUSTERCODE_DEVBOX_LAPSE_MS: "60000" },

@@ -4,6 +4,7 @@
  * operations the executor uses, on 127.0.0.1. It records every request, dedupes RunTask by
  * `clientToken`, can answer placement `failures[]`, and hands each new task to a launcher.
  */
+import { ECSClient, type ECSClientConfig } from "@aws-sdk/client-ecs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -261,3 +262,13 @@ export const TEST_CLUSTER = {
   region: "eu-west-1",
   secretArnPrefix: "arn:aws:secretsmanager:eu-west-1:123456789012:secret:",
 } as const;
+
+/** An ECS client of the SDK for the local endpoint at `endpoint`, in the test cluster's region. */
+export function ecsClientOf(endpoint: string, options: Partial<ECSClientConfig> = {}): ECSClient {
+  return new ECSClient({
+    endpoint,
+    region: TEST_CLUSTER.region,
+    credentials: { accessKeyId: "test", secretAccessKey: "test" },
+    ...options,
+  });
+}

@@ -1,4 +1,4 @@
-import { ClusterNotFoundException, ECSClient, ServerException } from "@aws-sdk/client-ecs";
+import { ClusterNotFoundException, ServerException } from "@aws-sdk/client-ecs";
 import { afterEach, describe, expect, it } from "vitest";
 import type { DevBoxSpec } from "../../../src/engine/commands.js";
 import { EcsError, toEcsError } from "../../../src/devbox/ecs/error.js";
@@ -7,7 +7,7 @@ import { clientTokenOf } from "../../../src/devbox/ecs/names.js";
 import type { EcsStatus } from "../../../src/devbox/ecs/status.js";
 import { secretArn } from "../../../src/devbox/ecs/task-definitions.js";
 import type { StartRequest } from "../../../src/devbox/executor.js";
-import { FakeEcs, NO_PROCESS } from "./endpoint.js";
+import { FakeEcs, NO_PROCESS, ecsClientOf } from "./endpoint.js";
 import { ReportWaiters } from "./report-waiters.js";
 
 const PREFIX = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:";
@@ -45,12 +45,7 @@ async function setup(options: Partial<EcsExecutorOptions> = {}) {
   const changes = new ReportWaiters();
   const make = () => {
     const executor = new EcsExecutor({
-      client: new ECSClient({
-        endpoint,
-        region: "eu-west-1",
-        credentials: { accessKeyId: "test", secretAccessKey: "test" },
-        maxAttempts: 1,
-      }),
+      client: ecsClientOf(endpoint, { maxAttempts: 1 }),
       cluster: "devboxes",
       capacityProvider: "devbox-asg",
       executionRoleArn: "arn:aws:iam::123456789012:role/devbox-execution",

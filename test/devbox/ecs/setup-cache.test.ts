@@ -5,7 +5,6 @@
  * see no cache directory. The second DevBox of a run branch restores what the first saved and
  * skips the install.
  */
-import { ECSClient } from "@aws-sdk/client-ecs";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
@@ -20,7 +19,7 @@ import type { SetupCacheStore } from "../../../src/devbox/hub/cache/cache-store.
 import { DirectoryCacheStore } from "../../../src/devbox/hub/cache/directory-store.js";
 import { S3CacheStore, setupCacheS3Client } from "../../../src/devbox/hub/cache/s3-store.js";
 import { FakeS3 } from "../hub/fake-s3.js";
-import { FakeEcs, type FakeTask, TEST_CLUSTER } from "./endpoint.js";
+import { FakeEcs, type FakeTask, TEST_CLUSTER, ecsClientOf } from "./endpoint.js";
 import { LocalTaskLauncher } from "./local-tasks.js";
 
 const RUN_BRANCH = "clustercode/12-cache1";
@@ -104,11 +103,7 @@ async function openHarness(store: SetupCacheStore | undefined) {
   });
   await hub.listen();
   const executor = new EcsExecutor({
-    client: new ECSClient({
-      endpoint,
-      region: "eu-west-1",
-      credentials: { accessKeyId: "test", secretAccessKey: "test" },
-    }),
+    client: ecsClientOf(endpoint),
     ...TEST_CLUSTER,
     agentEnv: { CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200", CLUSTERCODE_DEVBOX_LAPSE_MS: "60000" },
     pollIntervalMs: 60_000,

@@ -2,7 +2,7 @@
  * The ECS executor's warm tasks against the loopback ECS endpoint and a real hub, with no task
  * processes: each warm task's agent is played here over HTTP (ready, then the claim long-poll).
  */
-import { ECSClient, RegisterTaskDefinitionCommand, RunTaskCommand } from "@aws-sdk/client-ecs";
+import { RegisterTaskDefinitionCommand, RunTaskCommand } from "@aws-sdk/client-ecs";
 import { afterEach, describe, expect, it } from "vitest";
 import type { DevBoxSpec } from "../../../src/engine/commands.js";
 import { EcsExecutor } from "../../../src/devbox/ecs/executor.js";
@@ -17,7 +17,7 @@ import type { StartRequest } from "../../../src/devbox/executor.js";
 import { DevBoxHub } from "../../../src/devbox/hub/hub.js";
 import { warmRoute } from "../../../src/devbox/warm-protocol.js";
 import { WarmDemand } from "../../../src/devbox/warm-demand.js";
-import { FakeEcs, NO_PROCESS, type FakeTask, TEST_CLUSTER } from "./endpoint.js";
+import { FakeEcs, NO_PROCESS, type FakeTask, TEST_CLUSTER, ecsClientOf } from "./endpoint.js";
 
 const spec = (overrides: Partial<DevBoxSpec> = {}): DevBoxSpec => ({
   branch: "clustercode/7-r1",
@@ -31,13 +31,7 @@ const spec = (overrides: Partial<DevBoxSpec> = {}): DevBoxSpec => ({
 let fake: FakeEcs;
 let hub: DevBoxHub;
 let executor: EcsExecutor;
-const client = (endpoint: string) =>
-  new ECSClient({
-    endpoint,
-    region: "eu-west-1",
-    credentials: { accessKeyId: "test", secretAccessKey: "test" },
-    maxAttempts: 1,
-  });
+const client = (endpoint: string) => ecsClientOf(endpoint, { maxAttempts: 1 });
 
 afterEach(async () => {
   await executor.stopWarm();

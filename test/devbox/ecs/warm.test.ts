@@ -3,7 +3,6 @@
  * ECS JSON protocol and runs each task's DevBox entrypoint and the built agent (`dist/`) as
  * processes, against a real hub; a claim takes a ready one instead of a RunTask.
  */
-import { ECSClient } from "@aws-sdk/client-ecs";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
@@ -18,7 +17,7 @@ import type { StartRequest } from "../../../src/devbox/executor.js";
 import type { DevBoxEvent } from "../../../src/devbox/hub/events.js";
 import { DevBoxHub } from "../../../src/devbox/hub/hub.js";
 import type { DevBoxSpec } from "../../../src/engine/commands.js";
-import { FakeEcs, TEST_CLUSTER } from "./endpoint.js";
+import { FakeEcs, TEST_CLUSTER, ecsClientOf } from "./endpoint.js";
 import { LocalTaskLauncher } from "./local-tasks.js";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "clustercode-ecs-warm-")));
@@ -83,11 +82,7 @@ describe("warm ECS tasks", () => {
     });
     const moves = new DefaultBranchMoves();
     const executor = new EcsExecutor({
-      client: new ECSClient({
-        endpoint,
-        region: "eu-west-1",
-        credentials: { accessKeyId: "test", secretAccessKey: "test" },
-      }),
+      client: ecsClientOf(endpoint),
       ...TEST_CLUSTER,
       agentEnv: { CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200", CLUSTERCODE_DEVBOX_LAPSE_MS: "60000" },
       pollIntervalMs: 200,
