@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DevBoxHub } from "../../../src/devbox/hub/hub.js";
 import { hubGitAuthEnv } from "../../../src/devbox/hub/git/git-auth.js";
 import type { PushRefusal } from "../../../src/devbox/hub/git/git-service.js";
+import { isolatedGitEnv } from "../../helpers/git-env.js";
 
 const RUN_BRANCH = "clustercode/7-run1";
 const SECRET = "s3cr3t-value-of-the-run";
@@ -16,19 +17,7 @@ let root: string;
 let hub: DevBoxHub | undefined;
 let refusals: PushRefusal[];
 
-function gitEnv(env: Record<string, string>): Record<string, string> {
-  return {
-    PATH: process.env.PATH ?? "",
-    HOME: root,
-    GIT_CONFIG_NOSYSTEM: "1",
-    GIT_TERMINAL_PROMPT: "0",
-    GIT_AUTHOR_NAME: "t",
-    GIT_AUTHOR_EMAIL: "t@example.com",
-    GIT_COMMITTER_NAME: "t",
-    GIT_COMMITTER_EMAIL: "t@example.com",
-    ...env,
-  };
-}
+const gitEnv = (env: Record<string, string> = {}) => isolatedGitEnv(root, env);
 
 /** Git that does not talk to the hub (which runs in this process) may block. */
 function git(cwd: string, args: string[], env: Record<string, string> = {}): string {

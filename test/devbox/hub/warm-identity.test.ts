@@ -14,6 +14,7 @@ import { DevBoxHub } from "../../../src/devbox/hub/hub.js";
 import { hubGitAuthEnv } from "../../../src/devbox/hub/git/git-auth.js";
 import { providerUpstreams } from "../../../src/devbox/hub/provider-proxy.js";
 import { decodeSettings } from "../../../src/settings/index.js";
+import { isolatedGitEnv } from "../../helpers/git-env.js";
 import {
   warmRoute,
   type WarmClaim,
@@ -30,19 +31,7 @@ const CLAIM: WarmClaim = {
   env: { CLUSTERCODE_BRANCH: "clustercode/1-run1" },
 };
 
-function gitEnv(env: Record<string, string> = {}): Record<string, string> {
-  return {
-    PATH: process.env.PATH ?? "",
-    HOME: root,
-    GIT_CONFIG_NOSYSTEM: "1",
-    GIT_TERMINAL_PROMPT: "0",
-    GIT_AUTHOR_NAME: "t",
-    GIT_AUTHOR_EMAIL: "t@example.com",
-    GIT_COMMITTER_NAME: "t",
-    GIT_COMMITTER_EMAIL: "t@example.com",
-    ...env,
-  };
-}
+const gitEnv = (env: Record<string, string> = {}) => isolatedGitEnv(root, env);
 
 function git(cwd: string, args: string[]): string {
   return execFileSync("git", args, { cwd, env: gitEnv(), encoding: "utf8", stdio: "pipe" });
