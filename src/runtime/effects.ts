@@ -1,14 +1,38 @@
 import type { Effect } from "../engine/model.js";
 import { pendingQuestions } from "../engine/judging.js";
 import { globalDevBoxId } from "./devbox-registry.js";
-import type { Performer, PerformerDeps } from "./performers/performer.js";
-import { performers } from "./performers/table.js";
+import {
+  claimDevBox,
+  dispatchCommand,
+  interruptCommand,
+  releaseDevBox,
+} from "./performers/devbox-performers.js";
+import { askJudge } from "./performers/judge-performer.js";
+import { addToLedger } from "./performers/ledger-performer.js";
+import type { Performer, PerformerDeps, PerformerTable } from "./performers/performer.js";
+import { cancelTimer, setTimer } from "./performers/timer-performers.js";
 import type { EffectPerformer, EventSink } from "./ports.js";
 import { RunRepository, type RunDocument } from "../store/run-repository.js";
 
 export { globalDevBoxId, splitDevBoxId } from "./devbox-registry.js";
 export type { EffectPerformer } from "./ports.js";
 export type { DevBoxSource } from "./performers/performer.js";
+
+/**
+ * The performer of each effect kind (a kind without one fails to compile). Evidence is written
+ * by the runtime with the receipts (see `AfterEffects`), so performing it records nothing.
+ */
+const performers: PerformerTable = {
+  "devbox.claim": claimDevBox,
+  "devbox.release": releaseDevBox,
+  "command.dispatch": dispatchCommand,
+  "command.interrupt": interruptCommand,
+  "timer.set": setTimer,
+  "timer.cancel": cancelTimer,
+  "judge.request": askJudge,
+  "ledger.add": addToLedger,
+  evidence: () => Promise.resolve({ receipt: null }),
+};
 
 /** What {@link DevBoxEffects} works with, passed explicitly. */
 export type DevBoxEffectsDeps = PerformerDeps;

@@ -1,8 +1,6 @@
 import { randomBytes } from "node:crypto";
-import type { CommandRequest } from "../../engine/commands.js";
 import { allowedHosts } from "../../workflow/network-allow.js";
 import { DevBoxError } from "../errors.js";
-import { commandRequestSchema, describeIssues } from "../protocol.js";
 import type { EgressGrant } from "./egress-proxy.js";
 import type { DevBoxEvent, DevBoxLostReason } from "./events.js";
 import { bearerMatches, egressKey, egressKeyMatches } from "./hub-tokens.js";
@@ -32,8 +30,8 @@ export interface DevBoxBookOptions {
 }
 
 /**
- * The hub's book of DevBoxes: their registration and tokens, the commands queued for them, their
- * egress and spend, and their lifecycle (released, lost on a lapse, forgotten a while later).
+ * The hub's book of DevBoxes: their registration and tokens, their records (where the hub queues
+ * their commands), their egress and spend, and their lifecycle (released, lost on a lapse, forgotten a while later).
  */
 export class DevBoxBook {
   readonly #options: DevBoxBookOptions;
@@ -116,31 +114,6 @@ export class DevBoxBook {
     const allowed =
       this.#egress.get(devboxId) ?? allowedHosts(undefined, this.#options.repositoryHost);
     return { allowed };
-  }
-
-  /** See `DevBoxHub.dispatch`. */
-  dispatch(devboxId: string, request: CommandRequest): void {
-    const record = this.record(devboxId);
-    if (record.state === "released" || record.state === "lost") {
-      throw new DevBoxError("devbox-released", `DevBox ${devboxId} was ${record.state}`);
-    }
-    const parsed = commandRequestSchema.safeParse(request);
-    if (!parsed.success) {
-      throw new DevBoxError("invalid-request", `invalid command: ${describeIssues(parsed.error)}`);
-    }
-    if (record.dispatched.has(request.commandId)) return;
-    const files = { ...record.files, ...request.files };
-    record.dispatched.add(request.commandId);
-    if (request.command.type === "agent") {
-      const room = request.spendLimitUsd;
-      this.spend
-        .run(record.runId)
-        .allow(
-          room === undefined ? undefined : { roomUsd: room, countedUsd: request.proxiedUsd ?? 0 },
-        );
-    }
-    record.pending.push(Object.keys(files).length > 0 ? { ...parsed.data, files } : parsed.data);
-    wake(record);
   }
 
   /** See `DevBoxHub.interrupt`. */

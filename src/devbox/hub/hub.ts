@@ -4,6 +4,8 @@ import type { Duplex } from "node:stream";
 import { getRequestListener } from "@hono/node-server";
 import type { CommandRequest } from "../../engine/commands.js";
 import { DevBoxError } from "../errors.js";
+import { commandRequestSchema, describeIssues } from "../protocol.js";
+import { wake } from "./record.js";
 import type { DevBoxEvent } from "./events.js";
 import { newGrant, placeholderEnv, type ProviderUpstream } from "./provider-proxy.js";
 import { serveConnect, type EgressOptions } from "./egress-proxy.js";
@@ -268,7 +270,27 @@ export class DevBoxHub {
 
   /** Queues a command for a DevBox. Idempotent by `commandId`: a known id is not queued again. */
   dispatch(devboxId: string, request: CommandRequest): void {
-    this.#book.dispatch(devboxId, request);
+    const record = this.#book.record(devboxId);
+    if (record.state === "released" || record.state === "lost") {
+      throw new DevBoxError("devbox-released", `DevBox ${devboxId} was ${record.state}`);
+    }
+    const parsed = commandRequestSchema.safeParse(request);
+    if (!parsed.success) {
+      throw new DevBoxError("invalid-request", `invalid command: ${describeIssues(parsed.error)}`);
+    }
+    if (record.dispatched.has(request.commandId)) return;
+    const files = { ...record.files, ...request.files };
+    record.dispatched.add(request.commandId);
+    if (request.command.type === "agent") {
+      const room = request.spendLimitUsd;
+      const counted = request.proxiedUsd ?? 0;
+      this.#book.spend
+        .run(record.runId)
+        .allow(room === undefined ? undefined : { roomUsd: room, countedUsd: counted });
+    }
+    record.pending.push(Object.keys(files).length > 0 ? { ...parsed.data, files } : parsed.data);
+    // Its long poll (or the next) takes it.
+    wake(record);
   }
 
   /** Asks the DevBox to stop command `commandId` (see `interruptCommand`). */

@@ -23,7 +23,8 @@ import {
   type PullRequestPayload,
 } from "../handlers/pull-request.js";
 import { onPush, trimPush, workflowChangesOf, type PushPayload } from "../handlers/push.js";
-import type { HandlerContext } from "../handlers/services.js";
+import type { GitHubAuth } from "../client/github.js";
+import type { AppServices, HandlerContext } from "../handlers/services.js";
 
 /**
  * An event's handler, the pure test of whether a payload gives it anything to do, and what of
@@ -114,4 +115,27 @@ export async function routeDelivery(delivery: DeliveryRecord, ctx: HandlerContex
   if (found === undefined) return;
   checkPayload(delivery.event, delivery.payload);
   if (found.wants(delivery.payload)) await found.handle(delivery.payload, ctx);
+}
+
+/**
+ * Processes one recorded delivery with its installation's client (none before the app has its
+ * credentials: `auth` gives nothing yet).
+ */
+export async function handleDelivery(
+  delivery: DeliveryRecord,
+  auth: { peek(): GitHubAuth | undefined },
+  services: AppServices,
+): Promise<void> {
+  const payload = delivery.payload as {
+    installation?: { id?: unknown } | null;
+    repository?: { full_name?: unknown } | null;
+  } | null;
+  const id = payload?.installation?.id;
+  const clients = auth.peek();
+  if (typeof id !== "number" || clients === undefined) return;
+  // Read before the payload is checked (routeDelivery refuses a malformed one with why).
+  const repo = payload?.repository?.full_name;
+  if (typeof repo === "string") services.installations.remember(repo, id);
+  const gh = await clients.installation(id);
+  await routeDelivery(delivery, { gh, deliveryId: delivery.deliveryId, services });
 }

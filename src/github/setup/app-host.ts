@@ -38,7 +38,7 @@ import type { Schedules } from "../handlers/schedules.js";
 import type { AppServices } from "../handlers/services.js";
 import type { Surfaces } from "../surfaces/surfaces.js";
 import type { AuthSlot } from "./auth-slot.js";
-import { handleDelivery } from "./handle-delivery.js";
+import { handleDelivery } from "../intake/router.js";
 
 export type { ExecutorPort } from "./app-devboxes.js";
 

@@ -23,7 +23,7 @@ import { DeliveryIntake } from "../intake/intake.js";
 import { Surfaces } from "../surfaces/surfaces.js";
 import { WeeklyScorecard } from "../surfaces/weekly-scorecard.js";
 import { AuthSlot } from "./auth-slot.js";
-import { handleDelivery } from "./handle-delivery.js";
+import { handleDelivery } from "../intake/router.js";
 
 /** What every part of the app is built with. */
 export interface AppBase {
