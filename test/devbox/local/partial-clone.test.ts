@@ -179,6 +179,15 @@ describe("partial clones from the host's mirror", () => {
       `touch "$(git config remote.mirror.url | sed 's#file://##')/planted"`,
     );
     expect(write.exitCode).not.toBe(0);
+    // An injected agent plants a mirror lock held by a live process (pid 1) to stall the host's
+    // next fetches: nothing it writes lands beside the host's mirror.
+    await world.script(
+      "run7-box2",
+      "c3",
+      `echo 1 > "$(git config remote.mirror.url | sed 's#file://##').lock"`,
+    );
+    const mirror = join(world.stateDir, "mirrors", "octo", "repo.git");
+    expect(existsSync(`${mirror}.lock`)).toBe(false);
   });
 
   it("shares one mirror fetch between concurrent claims", async () => {
