@@ -1,7 +1,8 @@
 import { lookup } from "node:dns/promises";
 import { request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
-import { BlockList, connect, isIP, type Socket } from "node:net";
+import { connect, isIP, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import { isInternalAddress } from "./internal-address.js";
 
 /** Where a CONNECT goes once allowed: the address and port to open. */
 export interface EgressTarget {
@@ -16,9 +17,9 @@ export interface EgressOptions {
   /** Ports a DevBox may CONNECT to; default 443 only. */
   ports?: readonly number[];
   /**
-   * Resolves an allowed host to the address to open. Default: DNS, refusing loopback, private,
-   * link-local and other internal addresses (no reaching the task metadata or the VPC through
-   * a name that points inside).
+   * Resolves an allowed host to the address to open. Default: DNS, refusing a name when any of
+   * its addresses is loopback, private, link-local or otherwise internal (no reaching the task
+   * metadata or the VPC through a name that points inside).
    */
   resolve?: (host: string, port: number) => Promise<EgressTarget>;
 }
@@ -36,35 +37,29 @@ export class InternalAddressError extends Error {
   }
 }
 
-const INTERNAL = new BlockList();
-for (const [network, prefix] of [
-  ["0.0.0.0", 8],
-  ["10.0.0.0", 8],
-  ["100.64.0.0", 10],
-  ["127.0.0.0", 8],
-  ["169.254.0.0", 16],
-  ["172.16.0.0", 12],
-  ["192.168.0.0", 16],
-  ["224.0.0.0", 3],
-] as const)
-  INTERNAL.addSubnet(network, prefix, "ipv4");
-for (const [network, prefix] of [
-  ["::", 127],
-  ["fc00::", 7],
-  ["fe80::", 10],
-  ["ff00::", 8],
-  ["::ffff:0:0", 96],
-] as const)
-  INTERNAL.addSubnet(network, prefix, "ipv6");
+/** Every address a name resolves to (DNS answers with all of them, not only the first). */
+export type LookupAll = (host: string) => Promise<readonly { address: string }[]>;
 
-/** DNS, then a refusal when the first address is internal. */
-export async function resolvePublic(host: string, port: number): Promise<EgressTarget> {
-  const { address, family } = isIP(host)
-    ? { address: host, family: isIP(host) }
-    : await lookup(host);
-  if (INTERNAL.check(address, family === 6 ? "ipv6" : "ipv4")) {
-    throw new InternalAddressError(host, address);
-  }
+const lookupAll: LookupAll = (host) => lookup(host, { all: true });
+
+/**
+ * DNS, then a refusal when ANY address the name resolves to is internal (see
+ * `isInternalAddress`): a name that answers one public and one internal address could otherwise
+ * be opened on either. The target is the first address, checked, so the tunnel goes where the
+ * check looked and a second lookup cannot rebind it.
+ */
+export async function resolvePublic(
+  host: string,
+  port: number,
+  lookupAddresses: LookupAll = lookupAll,
+): Promise<EgressTarget> {
+  const addresses = isIP(host)
+    ? [host]
+    : (await lookupAddresses(host)).map((answer) => answer.address);
+  const internal = addresses.find(isInternalAddress);
+  if (internal !== undefined) throw new InternalAddressError(host, internal);
+  const [address] = addresses;
+  if (address === undefined) throw new Error(`${host} did not resolve`);
   return { host: address, port };
 }
 
