@@ -5,7 +5,7 @@
 
 /** What each shortcut stands for (HTTPS hosts). `github` also means the GHE host when set. */
 export const NETWORK_SHORTCUTS = {
-  npm: ["registry.npmjs.org"],
+  npm: ["registry.npmjs.org", "registry.yarnpkg.com"],
   pypi: ["pypi.org", "files.pythonhosted.org"],
   github: [
     "github.com",
@@ -16,6 +16,8 @@ export const NETWORK_SHORTCUTS = {
   ],
   crates: ["crates.io", "index.crates.io", "static.crates.io"],
   go: ["proxy.golang.org", "sum.golang.org"],
+  maven: ["repo.maven.apache.org", "repo1.maven.org"],
+  rubygems: ["rubygems.org", "index.rubygems.org"],
   debian: ["deb.debian.org", "security.debian.org"],
 } as const satisfies Record<string, readonly string[]>;
 

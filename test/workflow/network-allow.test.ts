@@ -19,7 +19,9 @@ function withNetwork(allow: string): string {
 
 describe("devbox.network.allow", () => {
   it("accepts shortcuts and host names", () => {
-    expectClean(withNetwork('[npm, pypi, github, crates, go, debian, "api.example.com"]'));
+    expectClean(
+      withNetwork('[npm, pypi, github, crates, go, maven, rubygems, debian, "api.example.com"]'),
+    );
   });
 
   it("names an unknown shortcut on its line, with the known ones", () => {
@@ -39,6 +41,28 @@ describe("devbox.network.allow", () => {
       expect(findings[0]?.message).toContain("is not a host name");
       expect(findings[0]?.line).toBe(at(text, "allow:").line);
     }
+  });
+
+  it("expands each ecosystem shortcut to its registry's hosts", () => {
+    const expected = {
+      npm: ["registry.npmjs.org", "registry.yarnpkg.com"],
+      pypi: ["pypi.org", "files.pythonhosted.org"],
+      crates: ["crates.io", "index.crates.io", "static.crates.io"],
+      go: ["proxy.golang.org", "sum.golang.org"],
+      maven: ["repo.maven.apache.org", "repo1.maven.org"],
+      rubygems: ["rubygems.org", "index.rubygems.org"],
+      debian: ["deb.debian.org", "security.debian.org"],
+    };
+    for (const [shortcut, hosts] of Object.entries(expected))
+      expect(allowedHosts([shortcut]), shortcut).toEqual(new Set(hosts));
+    expect(allowedHosts(["maven", "rubygems"]).has("registry.npmjs.org")).toBe(false);
+  });
+
+  it("names an unknown ecosystem (gradle) with maven and rubygems among the known", () => {
+    const findings = findingsOf(withNetwork("[gradle]"), "schema");
+    expect(findings).toHaveLength(1);
+    expect(findings[0]?.message).toContain('unknown shortcut "gradle"');
+    expect(findings[0]?.message).toContain("maven, rubygems");
   });
 
   it("expands shortcuts; unset means the registries and the repository's host", () => {
