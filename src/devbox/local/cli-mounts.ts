@@ -24,15 +24,16 @@ const MAX_LINKS = 40;
 
 /**
  * The mounts that make each of `commands` (found on `path`, as the DevBox will look) run in a
- * sandbox that already shows `bound` (the destinations of its binds): the CLI's npm package or
+ * sandbox that already shows `shown` (the destinations of its binds): the CLI's npm package or
  * install directory, the symlinks leading to it, and the interpreter its `#!` line names. A
  * command that is missing is left to the caller (see `requireCommands`).
  */
 export function cliMounts(
   commands: readonly string[],
   path: string,
-  bound: readonly string[],
+  shown: readonly string[],
 ): CliMounts {
+  const bound = shown.map((dir) => resolve(dir));
   const mounts: CliMounts = { readOnly: [], links: new Map() };
   const visible = (candidate: string) =>
     bound.some((root) => candidate === root || candidate.startsWith(root + sep)) ||
