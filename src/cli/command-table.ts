@@ -39,13 +39,15 @@ overwrite an existing workflow (exit 4).`,
   validate: {
     synopsis: "validate [FILE...]",
     summary: "check workflows",
-    help: `Usage: clustercode validate [FILE...] [--format human|json|github]
+    help: `Usage: clustercode validate [FILE...] [--format human|json|github] [--strict]
 
 Checks workflow files; without FILE, the repository's .clustercode/workflow.yml and
 .clustercode/workflows/*.yml (found from any subdirectory, up to the git root). Exit 1 when a
 file has errors.
 
-  --format human|json|github   github: workflow commands that annotate a pull request`,
+  --format human|json|github   github: workflow commands that annotate a pull request
+  --strict                     also check this host for a local run: each agent CLI the
+                               nodes start is on PATH (engine-command-missing)`,
     load: async () => (await import("./validate-command.js")).default,
   },
   list: {

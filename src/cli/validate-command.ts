@@ -1,4 +1,4 @@
-import type { Finding } from "../workflow/finding.js";
+import { missingEngineCommands, type ReportedFinding } from "./engine-commands-check.js";
 import { parseWorkflow } from "../workflow/parse.js";
 import { formatOption, parseOptions, readInput, UsageError, type Command } from "./command.js";
 import { discoverWorkflows } from "../workflow/find-workflows.js";
@@ -8,16 +8,19 @@ import { codeFrame } from "./code-frame.js";
 export interface FileReport {
   file: string;
   valid: boolean;
-  findings: Finding[];
+  findings: ReportedFinding[];
   /** The file's text: the human format shows each finding's line under it. Never in JSON. */
   text?: string;
 }
 
 const FORMATS = ["human", "json", "github"] as const;
 
-/** `clustercode validate [FILE...] [--format human|json|github]`. */
+/** `clustercode validate [FILE...] [--format human|json|github] [--strict]`. */
 const validate: Command = async (args, io) => {
-  const { values, positionals } = parseOptions(args, { format: { type: "string" } });
+  const { values, positionals } = parseOptions(args, {
+    format: { type: "string" },
+    strict: { type: "boolean" },
+  });
   const format = formatOption(values.format, FORMATS);
   const files = positionals.length > 0 ? positionals : await discoverWorkflows(io.cwd);
   if (files.length === 0) {
@@ -29,7 +32,13 @@ const validate: Command = async (args, io) => {
   for (const file of files) {
     const text = await readInput(io, file);
     const result = parseWorkflow(text);
-    reports.push({ file, valid: result.ok, findings: result.findings, text });
+    // --strict: what a local run of it needs on this host, as its DevBoxes will look for it.
+    const host =
+      values.strict === true && result.ok
+        ? missingEngineCommands(text, result.workflow, io.env.PATH ?? "")
+        : [];
+    const findings = [...result.findings, ...host];
+    reports.push({ file, valid: result.ok && host.length === 0, findings, text });
   }
   io.stdout.write(renderReports(reports, format));
   if (format === "human") io.stderr.write(summarize(reports));
@@ -54,7 +63,7 @@ export function renderReports(reports: FileReport[], format: (typeof FORMATS)[nu
 }
 
 /** `FILE:LINE:COL  SEVERITY  MESSAGE  [RULE]`, then the source around it with a caret. */
-function human(report: FileReport, finding: Finding): string {
+function human(report: FileReport, finding: ReportedFinding): string {
   const head = `${report.file}:${finding.line}:${finding.column}  ${finding.severity}  ${finding.message}  [${finding.rule}]`;
   const frame =
     report.text === undefined ? "" : codeFrame(report.text, finding.line, finding.column);

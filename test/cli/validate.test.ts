@@ -243,10 +243,10 @@ describe("clustercode validate", () => {
     });
 
     it("an unknown option", async () => {
-      const result = await runCli(["validate", "--strict", LIFECYCLE]);
+      const result = await runCli(["validate", "--strcit", LIFECYCLE]);
       expect(result.code).toBe(2);
       expect(result.stderr).toBe(
-        "clustercode validate: unknown option --strict (see 'clustercode validate --help')\n",
+        "clustercode validate: unknown option --strcit (see 'clustercode validate --help')\n",
       );
     });
 

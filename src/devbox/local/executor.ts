@@ -12,6 +12,7 @@ import { defaultCliPath } from "./cli-path.js";
 import { agentEnvironment, passedOn } from "./agent-env.js";
 import { cloneCheckout, setOrigin } from "./clone.js";
 import { launchAgent } from "./launch.js";
+import { requireCommands } from "./command-lookup.js";
 import type { HubRelay } from "./hub-relay.js";
 import { chooseIsolation, devboxUid, type Isolation, type SandboxChoice } from "./sandbox.js";
 import { inheritedEnvironment } from "../../settings/process-environment.js";
@@ -154,6 +155,9 @@ export class LocalExecutor implements DevBoxExecutor {
     if ((await this.#livePid(request.devboxId)) !== undefined) return;
 
     const isolation = this.isolation();
+    // An agent CLI that is not installed fails the claim, before a clone, saying where it looked.
+    const commands = request.spec.harnesses ?? [];
+    requireCommands(commands, passedOn(this.#env).PATH ?? "");
     // A warm DevBox's directory becomes this one's: the clone and its setup are there already.
     if (!existsSync(paths.dir)) await this.#pool?.claim(request, paths.dir);
     await mkdir(paths.dir, { recursive: true });
@@ -174,6 +178,7 @@ export class LocalExecutor implements DevBoxExecutor {
         ...(existsSync(mirror) ? { mirror } : {}),
         ...(cache === undefined ? {} : { setupCache: cache }),
         cliPath: this.#cliPath,
+        commands,
         ...(request.egressProxy === undefined ? {} : { egressProxy: request.egressProxy }),
         env: {
           ...agentEnvironment(request, this.#env, {

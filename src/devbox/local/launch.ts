@@ -29,6 +29,8 @@ export interface LaunchRequest {
   /** The setup cache's directories: the run branch's (bound writable), the base branch's. */
   setupCache?: { writable: string; readOnly: string[] };
   cliPath: string;
+  /** The agent CLIs (argv[0]) the run starts: the sandbox shows where they are installed. */
+  commands?: readonly string[];
   /** The hub's egress proxy with the DevBox's egress key, for commands' `HTTPS_PROXY`. */
   egressProxy?: string;
   /** The agent's environment, without the token. */
@@ -82,6 +84,7 @@ export async function launchAgent(request: LaunchRequest): Promise<Launched> {
         ...(request.setupCache === undefined ? {} : { setupCache: request.setupCache }),
         cliPath: request.cliPath,
         path: env.PATH ?? "",
+        ...(request.commands === undefined ? {} : { commands: request.commands }),
         ...(request.uid === undefined ? {} : { uid: request.uid }),
         env: sandboxedAgentEnv(env, request.home, proxy),
         cwd: request.checkout,

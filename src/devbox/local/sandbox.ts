@@ -16,6 +16,7 @@ import { spawnSync } from "node:child_process";
 import { accessSync, constants, existsSync, realpathSync } from "node:fs";
 import { delimiter, dirname, join, resolve, sep } from "node:path";
 import { DevBoxError } from "../errors.js";
+import { cliMounts } from "./cli-mounts.js";
 
 /** Set to "1" to run local DevBoxes without isolation (recorded in every run's evidence). */
 export const UNSAFE_ENV = "CLUSTERCODE_UNSAFE_LOCAL_DEVBOX";
@@ -138,6 +139,11 @@ export interface AgentSandbox {
   cliPath: string;
   /** Directories of PATH to show read-only (where the agent CLIs and tools live). */
   path: string;
+  /**
+   * The agent CLIs (argv[0]) the run starts, looked up on `path`: what they point to outside
+   * PATH's directories is shown too.
+   */
+  commands?: readonly string[];
   /** Set when the app runs as root: the DevBox's own uid (and gid), dropped to with setpriv. */
   uid?: number;
   /** The environment the agent starts with (bwrap's own is cleared). */
@@ -179,6 +185,7 @@ export function sandboxedAgent(
   }
   binds.push(["--bind", sandbox.devboxDir, sandbox.devboxDir]);
   binds.push(["--bind", sandbox.hubSocket, HUB_SOCKET_IN_SANDBOX]);
+  const links = addAgentClis(sandbox, binds);
   // As root, this bwrap builds the root with root's access to the paths, and a second,
   // unprivileged one (after setpriv) makes the PID namespace and its /proc: the host's /proc is
   // bound only for it to mount over (the kernel lets a user namespace mount a proc only where a
@@ -188,13 +195,31 @@ export function sandboxedAgent(
   args.push("--perms", "0755", "--tmpfs", "/run");
   // bwrap run as root makes the directories above a bind 0700; the DevBox's uid must traverse them.
   const mounted = new Set(["/tmp", "/run"]);
-  const parents = ancestors(binds.map(([, , to]) => to)).filter((dir) => !mounted.has(dir));
+  const made = [...binds.map(([, , to]) => to), ...links.keys()];
+  const parents = ancestors(made).filter((dir) => !mounted.has(dir));
   for (const dir of parents) args.push("--perms", "0755", "--dir", dir);
   for (const bind of binds) args.push(...bind);
+  for (const [path, target] of links) args.push("--symlink", target, path);
   args.push("--chdir", sandbox.cwd, "--");
   if (asRoot) args.push(...dropToDevBoxUser(String(sandbox.uid)));
   args.push(...command);
   return { file: sandbox.bwrap, args };
+}
+
+/**
+ * Adds to `binds` what the agent CLIs the run starts need beyond what the sandbox shows (see
+ * `cli-mounts.ts`): their packages or install directories, read-only; the symlinks on the way
+ * to them, to be recreated.
+ */
+function addAgentClis(
+  sandbox: AgentSandbox,
+  binds: [string, string, string][],
+): Map<string, string> {
+  // The host's own /tmp, /run, /dev and /proc are not shown: only what is bound is there.
+  const shown = binds.map(([, , to]) => to);
+  const mounts = cliMounts(sandbox.commands ?? [], sandbox.path, shown);
+  for (const path of mounts.readOnly) binds.push(["--ro-bind", path, path]);
+  return mounts.links;
 }
 
 /** The host paths the sandbox shows read-only: system dirs, /etc files, node, the CLI, PATH. */
