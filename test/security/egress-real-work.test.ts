@@ -3,29 +3,12 @@
  * on) whose workflow allows `npm` installs a real package from the npm registry through the
  * hub's egress proxy, and the same DevBox is refused a host off its list with the proxy's 403.
  */
-import { existsSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { REGISTRY_DEPENDENCY, registryLock } from "../helpers/registry-project.js";
 import { makeRepo, runCli } from "../e2e/local-cli.js";
-
-/** A package with no dependencies, pinned by the registry's integrity. */
-const PACKAGE_LOCK = {
-  name: "demo",
-  version: "1.0.0",
-  lockfileVersion: 3,
-  requires: true,
-  packages: {
-    "": { name: "demo", version: "1.0.0", dependencies: { "is-number": "7.0.0" } },
-    "node_modules/is-number": {
-      version: "7.0.0",
-      resolved: "https://registry.npmjs.org/is-number/-/is-number-7.0.0.tgz",
-      integrity:
-        "sha512-41Cifkg6e8TylSpdtTpeLVMqvSBEVzTttHvERD741+pnZ8ANv0004MRL43QKPDlK9cGvNp6NZWZUBlbGXYxxng==",
-      engines: { node: ">=0.12.0" },
-    },
-  },
-};
 
 /** Asks the DevBox's HTTPS_PROXY for a tunnel to example.com and prints the proxy's answer. */
 const PROBE = `import { connect } from "node:net";
@@ -39,18 +22,6 @@ const socket = connect(Number(proxy.port), proxy.hostname, () =>
 );
 socket.pipe(process.stdout);
 `;
-
-/**
- * Where a network re-signs TLS with its own CA (as this machine's does), the host trusts it
- * through NODE_EXTRA_CA_CERTS; a DevBox's clean environment does not carry that, so the command
- * names the file (under /etc/ssl, which the DevBox sees), as a user behind such a network would.
- */
-function extraCertificates(): string {
-  const file = process.env.NODE_EXTRA_CA_CERTS ?? "";
-  return /^\/etc\/ssl\/[\w./-]+$/.test(file) && existsSync(file)
-    ? `NODE_EXTRA_CA_CERTS=${file} `
-    : "";
-}
 
 const workflow = (): string =>
   [
@@ -66,7 +37,7 @@ const workflow = (): string =>
     "    kind: run",
     "    run: |",
     // A fresh cache inside the DevBox: the package comes from the registry, not the host.
-    `      ${extraCertificates()}npm ci --cache "$TMPDIR/npm-cache" --no-audit --no-fund`,
+    `      npm ci --cache "$TMPDIR/npm-cache" --no-audit --no-fund`,
     `      node -e 'console.log("is-number says", require("is-number")(7))'`,
     "      node probe.mjs",
     '      curl -sS https://example.com || echo "curl exit $?"',
@@ -84,15 +55,22 @@ describe("a sandboxed DevBox allowed npm", () => {
       "package.json": JSON.stringify({
         name: "demo",
         version: "1.0.0",
-        dependencies: { "is-number": "7.0.0" },
+        dependencies: REGISTRY_DEPENDENCY,
       }),
-      "package-lock.json": JSON.stringify(PACKAGE_LOCK, null, 2),
+      "package-lock.json": registryLock("demo"),
       "probe.mjs": PROBE,
     });
     roots.push(root);
     writeFileSync(join(root, "install.yml"), workflow());
     // The product's defaults: no CLUSTERCODE_UNSAFE_LOCAL_DEVBOX, so the DevBox is sandboxed.
-    const env = { PATH: process.env.PATH, HOME: process.env.HOME };
+    // Where a network re-signs TLS with its own authority (as this machine's does), the host
+    // trusts it through NODE_EXTRA_CA_CERTS, which DevBoxes inherit.
+    const { PATH, HOME, NODE_EXTRA_CA_CERTS } = process.env;
+    const env = {
+      PATH,
+      HOME,
+      ...(NODE_EXTRA_CA_CERTS === undefined ? {} : { NODE_EXTRA_CA_CERTS }),
+    };
 
     const run = await runCli(
       ["run", join(root, "install.yml"), "--repo", repo, "--state-dir", state],

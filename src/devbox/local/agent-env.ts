@@ -1,10 +1,14 @@
 import type { StartRequest } from "../executor.js";
 import { AGENT_ENV } from "../protocol.js";
 
-/** What the runtime passes on to every local DevBox from its own environment. */
-const PASSED_ON = ["PATH", "HOME", "LANG"] as const;
+/**
+ * What the runtime passes on to every local DevBox from its own environment. The certificate
+ * settings carry a TLS-inspecting proxy's authority (the sandbox shows `/etc/ssl`), without
+ * which `npm ci` behind such a proxy fails in the DevBox where it works on the host.
+ */
+const PASSED_ON = ["PATH", "HOME", "LANG", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE"] as const;
 
-/** PATH, HOME and LANG of the runtime's environment, where set. */
+/** PATH, HOME, LANG and the certificate settings of the runtime's environment, where set. */
 export function passedOn(runtimeEnv: NodeJS.ProcessEnv): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of PASSED_ON) {
