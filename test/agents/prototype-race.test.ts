@@ -68,7 +68,7 @@ nodes:
       HOME: process.env.HOME,
       // Variants push to a local repository the test (root, in CI) owns, and their processes
       // are watched from the host: unsandboxed on purpose (walls: test/security/).
-      CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: "1",
+
       CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200",
       CLUSTERCODE_DEVBOX_LAPSE_MS: "3000",
     };

@@ -32,7 +32,7 @@ export function runCli(
         cwd: options.cwd ?? process.cwd(),
         // DevBoxes push to local repositories the test (root, in CI) owns, which a sandboxed
         // DevBox's own uid cannot write: unsandboxed on purpose until git goes through the hub.
-        env: { ...process.env, CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: "1", ...options.env },
+        env: { ...process.env, ...options.env },
       },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1;

@@ -1,9 +1,9 @@
 import { execFileSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { waitForExit } from "../../src/devbox/local/process-info.js";
-import { cliEnv, makeRepo, runCli, startCli } from "./local-cli.js";
+import { cliEnv, makeRepo, runCli, startCli, writeDevBoxFile } from "./local-cli.js";
 
 /** Bounded wait for a condition the test cannot be told about. */
 async function until(test: () => boolean, what: string): Promise<void> {
@@ -11,32 +11,41 @@ async function until(test: () => boolean, what: string): Promise<void> {
   if (!test()) throw new Error(`never saw ${what}`);
 }
 
-function readOr(path: string): string {
-  try {
-    return readFileSync(path, "utf8");
-  } catch {
-    return "";
-  }
+/**
+ * The host pids of the processes whose command line holds `marker`. The command runs in the
+ * DevBox's own PID namespace, so the pid it would print is not the host's: the test finds it.
+ */
+function pidsWith(marker: string): number[] {
+  return readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(marker);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
 describe("Ctrl-C during clustercode run", () => {
   it("stops the DevBox, leaves the run interrupted in status, and resume finishes it", async () => {
     const { repo, state, root } = makeRepo();
-    // The command notes its pid, then waits for the gate file.
+    // The command carries a marker to be found by, then waits for its gate (a file in its
+    // checkout's .git, which both the sandboxed DevBox and the test see).
+    const marker = `interrupt-${process.pid}-${Date.now()}`;
     writeFileSync(
       join(root, "wf.yml"),
       `version: 1
 name: slow
 on: { label: x }
-devbox: { secrets: [GATE, PIDS] }
 nodes:
   work:
     kind: run
-    run: 'echo $$ >> "$PIDS"; while [ ! -f "$GATE" ]; do sleep 0.1; done; echo passed > passed.txt'
+    run: ': ${marker}; while [ ! -f .git/gate ]; do sleep 0.1; done; echo passed > passed.txt'
 `,
     );
-    const pids = join(root, "pids");
-    const env = cliEnv({ GATE: join(root, "gate"), PIDS: pids });
+    const env = cliEnv();
     const child = startCli(["run", join(root, "wf.yml"), "--repo", repo, "--state-dir", state], {
       cwd: repo,
       env,
@@ -46,13 +55,18 @@ nodes:
     child.stdout?.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
-    await until(() => readOr(pids).trim() !== "", "the command start");
-    const commandPid = Number(readOr(pids).trim());
+    // The shell that runs the command, as the host sees it (not bwrap's, whose argv holds it too).
+    const shells = () =>
+      pidsWith(marker).filter(
+        (pid) => !readFileSync(`/proc/${pid}/cmdline`, "utf8").startsWith("bwrap"),
+      );
+    await until(() => shells().length > 0, "the command start");
+    const commandPids = pidsWith(marker);
 
     child.kill("SIGINT");
     expect(await exited).toBe(130);
     // The DevBox's command went with it (only its reaping may still be under way).
-    expect(await waitForExit(commandPid, 5000)).toBe(true);
+    for (const pid of commandPids) expect(await waitForExit(pid, 5000)).toBe(true);
     const runId = /run (r\w+) of slow/.exec(stdout)?.[1] ?? "";
     expect(stderr).toContain(`run ${runId}: interrupted`);
     expect(stderr).toContain(`clustercode resume ${runId}`);
@@ -67,7 +81,7 @@ nodes:
     });
     expect(JSON.parse(json.stdout)).toMatchObject({ run: runId, status: "interrupted" });
 
-    writeFileSync(join(root, "gate"), "");
+    writeDevBoxFile(state, "gate");
     const resumed = await runCli(["resume", runId, "--state-dir", state], { cwd: repo, env });
     expect(resumed.stdout).toContain(`run ${runId}: succeeded`);
     expect(resumed.code).toBe(0);

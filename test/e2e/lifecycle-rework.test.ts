@@ -11,9 +11,12 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isFinal, type RunStatus } from "../../src/engine/model.js";
+import type { CheckSuiteCompletedEvent } from "@octokit/webhooks-types";
+import { isFinal, type RunSnapshot, type RunStatus } from "../../src/engine/model.js";
+import { RunRepository } from "../../src/store/run-repository.js";
 import { startTestApp, type TestApp } from "../github/helpers/harness.js";
-import { commentOn, labeledIssue, OWNER, REPO } from "../helpers/payloads.js";
+import { commentOn, labeledIssue, OWNER, payloadOf, REPO, reviewOf } from "../helpers/payloads.js";
+import { REGISTRY_DEPENDENCY, registryLock } from "../helpers/registry-project.js";
 import { FakeProviders, type ScriptedBlock } from "./fake-providers.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -23,6 +26,9 @@ const BIN = join(ROOT, "node_modules", ".bin");
 const ASK = "Add a regression test for greet() in test/regression.test.js.";
 
 const GREETING = "module.exports.greet = (name) => `Hello, ${name}!`;\n";
+/** What a reviewer asks of the pull request once the run succeeded, and the agent's answer. */
+const REVIEW_ASK = "Greet an empty name as World.";
+const GREETING_2 = 'module.exports.greet = (name) => `Hello, ${name || "World"}!`;\n';
 const REGRESSION = `const assert = require("node:assert");
 const { greet } = require("../src/greeting.js");
 assert.strictEqual(greet("Ada"), "Hello, Ada!");
@@ -38,6 +44,8 @@ function lifecycle(): string {
   const changes: [string, string][] = [
     ["{ engine: codex, model: gpt-5-codex }", "{ engine: claude, model: claude-sonnet-4-5 }"],
     ["secrets: [NPM_TOKEN]", "secrets: [NPM_TOKEN, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL]"],
+    // Reviews and CI on the pull request send a succeeded run back to the implementation loop.
+    ["approvers:", "rework: { node: implement, max_rounds: 1 }\napprovers:"],
   ];
   return changes.reduce((text, [from, to]) => {
     if (!text.includes(from)) throw new Error(`lifecycle.yml no longer has ${from}`);
@@ -112,6 +120,7 @@ function scriptedModel(body: Record<string, unknown>): ScriptedBlock[] | undefin
     }
     case "Bash":
       seen.feedback.push(output);
+      if (output.includes(REVIEW_ASK)) return write("src/greeting.js", GREETING_2);
       return /regression test/i.test(output)
         ? write("test/regression.test.js", REGRESSION)
         : say("The feedback asks for nothing I can do.");
@@ -169,21 +178,18 @@ function seedProject(remote: string, root: string): void {
   const work = join(root, "seed");
   git(root, "clone", "--quiet", remote, work);
   const files: Record<string, string> = {
+    // A real dependency: each DevBox's `npm ci` installs it from the registry through the
+    // hub's egress proxy, and the tests fail without it.
     "package.json": JSON.stringify({
       name: "demo",
       version: "1.0.0",
+      dependencies: REGISTRY_DEPENDENCY,
       scripts: {
-        test: "node src/greeting.js && if [ -f test/regression.test.js ]; then node test/regression.test.js; fi",
+        test: "node -e \"require('is-number')\" && node src/greeting.js && if [ -f test/regression.test.js ]; then node test/regression.test.js; fi",
         lint: "node -e 0",
       },
     }),
-    "package-lock.json": JSON.stringify({
-      name: "demo",
-      version: "1.0.0",
-      lockfileVersion: 3,
-      requires: true,
-      packages: { "": { name: "demo", version: "1.0.0" } },
-    }),
+    "package-lock.json": registryLock("demo"),
     "scripts/deploy.sh": "#!/usr/bin/env bash\necho deployed > DEPLOYED\n",
     "scripts/check-incidents.sh": "#!/usr/bin/env bash\ntrue\n",
   };
@@ -195,17 +201,58 @@ function seedProject(remote: string, root: string): void {
   git(work, "push", "--quiet", "origin", "main");
 }
 
-/** Waits (a minute at most) until the run waits for an answer or has ended; its status. */
+/** Waits (four minutes at most) until the run waits for an answer or has ended; its status. */
 async function settled(app: TestApp): Promise<string> {
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + 240_000;
   for (;;) {
     const runs = await app.host.store.listRuns(`${OWNER}/${REPO}`, { limit: Infinity });
     const status = runs[0]?.status;
     if (status === "awaiting_input" || (status !== undefined && isFinal(status as RunStatus)))
       return status;
-    if (Date.now() > deadline) throw new Error(`the run is still ${status ?? "not there"}`);
+    if (Date.now() > deadline) {
+      const visits = runs[0] === undefined ? [] : await app.host.store.listEvidence(runs[0].runId);
+      throw new Error(
+        `the run is still ${status ?? "not there"}: ${JSON.stringify(visits.slice(-8))}`,
+      );
+    }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** The run's last evidence, to say why it is where it is when a test did not expect it. */
+async function story(app: TestApp): Promise<string> {
+  const [run] = await app.host.store.listRuns(`${OWNER}/${REPO}`, { limit: Infinity });
+  const evidence = run === undefined ? [] : await app.host.store.listEvidence(run.runId);
+  return JSON.stringify(evidence.slice(-6).map((e) => e.entry)).slice(0, 6000);
+}
+
+/** Waits (four minutes at most) until the run has more than `visits` visits and has ended. */
+async function finished(app: TestApp, visits: number): Promise<RunSnapshot> {
+  const deadline = Date.now() + 240_000;
+  for (;;) {
+    const [run] = await app.host.store.listRuns(`${OWNER}/${REPO}`, { limit: Infinity });
+    const loaded =
+      run === undefined ? undefined : await new RunRepository(app.host.store).get(run.runId);
+    const state = loaded?.document.state;
+    if (state !== undefined && state.visits.length > visits && isFinal(state.status)) {
+      await app.host.idle();
+      return state;
+    }
+    if (Date.now() > deadline) throw new Error(`the run is still ${state?.status ?? "not there"}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** CI's check suite failed on `sha` of `branch` (GitHub Actions'). */
+function suiteFailed(branch: string, sha: string): CheckSuiteCompletedEvent {
+  return payloadOf<CheckSuiteCompletedEvent>("check_suite", "completed", (p) => {
+    p.check_suite.id = 5001;
+    p.check_suite.head_branch = branch;
+    p.check_suite.head_sha = sha;
+    p.check_suite.conclusion = "failure";
+    if (p.check_suite.app !== null) p.check_suite.app.slug = "github-actions";
+    p.check_suite.pull_requests = [];
+  });
 }
 
 const providers = new FakeProviders(scriptedModel);
@@ -225,12 +272,17 @@ describe("the ten-node lifecycle with Claude Code and a scripted model", () => {
     const judged = join(root, "judged.jsonl");
     writeFileSync(join(root, "judge.mjs"), JUDGE);
     const app = await startTestApp(lifecycle(), {
+      devboxes: "processes",
       env: {
         PATH: `${BIN}:${process.env.PATH ?? ""}`,
         HOME: quietHome(root),
         ANTHROPIC_API_KEY: "sk-ant-lifecycle-test",
         ANTHROPIC_BASE_URL: baseUrl,
         NPM_TOKEN: "npm-token-for-the-test",
+        // A network that re-signs TLS (as this machine's does) is trusted as the host trusts it.
+        ...(process.env.NODE_EXTRA_CA_CERTS === undefined
+          ? {}
+          : { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS }),
         CLUSTERCODE_JUDGE_COMMAND: JSON.stringify(["node", join(root, "judge.mjs"), judged]),
       },
     });
@@ -317,6 +369,60 @@ describe("the ten-node lifecycle with Claude Code and a scripted model", () => {
         ),
       ).toMatchObject({ conclusion: "success" });
 
+      // Then, with no pause between them, CI fails on that head and a reviewer asks for a
+      // change: the run goes back to the loop once, told both, and succeeds again on its branch.
+      app.github.suiteRuns.set(5001, [
+        {
+          id: 7001,
+          name: "test (ubuntu)",
+          conclusion: "failure",
+          html_url: null,
+          output: { title: "greet('') says Hello, !", summary: "", annotations_count: 0 },
+        },
+      ]);
+      await Promise.all([
+        app.deliver("check_suite", suiteFailed(branch, head)),
+        app.deliver(
+          "pull_request_review",
+          reviewOf(number, branch, "bob", (p) => {
+            p.review.state = "changes_requested";
+            p.review.body = REVIEW_ASK;
+            p.review.commit_id = head;
+          }),
+        ),
+      ]);
+      expect(await settled(app), await story(app)).toBe("awaiting_input");
+      await app.deliver("issue_comment", commentOn(7, "/approve ship it again", "bob"));
+      const reworked = await finished(app, state.visits.length);
+      expect(reworked.status).toBe("succeeded");
+      expect(
+        reworked.visits.slice(state.visits.length).map((visit) => `${visit.node}:${visit.outcome}`),
+      ).toEqual([
+        "implement:succeeded",
+        "test:succeeded",
+        "test-result:succeeded",
+        "review:approved",
+        "deploy-approval:approved",
+        "deploy:succeeded",
+        "monitor:succeeded",
+        "incident:fail",
+      ]);
+      expect(seen.feedback).toHaveLength(2);
+      expect(seen.feedback[1]).toContain("test (ubuntu)");
+      expect(seen.feedback[1]).toContain(REVIEW_ASK);
+      expect(git(app.remote, "show", `${branch}:src/greeting.js`) + "\n").toBe(GREETING_2);
+      const newHead = git(app.remote, "rev-parse", `refs/heads/${branch}`);
+      expect(reworked.lastSha).toBe(newHead);
+      expect(app.github.pulls).toHaveLength(1);
+      expect(
+        app.github.answer("GET", `/repos/${OWNER}/${REPO}/pulls/${number}`, "")[1],
+      ).toMatchObject({ head: { ref: branch, sha: newHead } });
+      expect(
+        app.github.checkRuns.find(
+          (run) => run.external_id === state.runId && run.head_sha === newHead,
+        ),
+      ).toMatchObject({ conclusion: "success" });
+
       // Every agent turn was Claude Code's, through the hub's proxy with the real key.
       const turns = providers.calls("/v1/messages");
       expect(turns.length).toBeGreaterThan(0);
@@ -328,5 +434,5 @@ describe("the ten-node lifecycle with Claude Code and a scripted model", () => {
     } finally {
       await app.close();
     }
-  }, 90_000);
+  }, 400_000);
 });

@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -33,17 +33,14 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Environment for CLI processes: short DevBox timings so lost DevBoxes are noticed fast. */
+/**
+ * Environment for CLI processes: the product's DevBox timings (a sandboxed DevBox's boot on a
+ * loaded 2-core machine outlasts a short lapse); tests of lost DevBoxes shorten them.
+ */
 export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
-    CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200",
-    CLUSTERCODE_DEVBOX_LAPSE_MS: "1500",
-    // DevBoxes push to local repositories the test (root, in CI) owns, which a sandboxed
-    // DevBox's own uid cannot write: unsandboxed on purpose until git goes through the hub.
-    // The walls are tested in test/security/devbox-walls.test.ts.
-    CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: "1",
     ...extra,
   };
 }
@@ -115,4 +112,46 @@ export function watch(child: ChildProcess) {
     if (!test(seen)) throw new Error(`never saw ${what}; stdout: ${seen.stdout}\n${seen.stderr}`);
   };
   return { child, seen, exited, until };
+}
+
+/**
+ * The checkouts of the DevBoxes a state directory has run. A DevBox is sandboxed: its own
+ * directory is the one place both it and the test see, so a test talks to a command through
+ * files in the checkout's `.git` (never committed), not through paths of its own.
+ */
+export function devboxCheckouts(state: string): string[] {
+  const devboxes = join(state, "devboxes");
+  if (!existsSync(devboxes)) return [];
+  return readdirSync(devboxes)
+    .map((id) => join(devboxes, id, "checkout"))
+    .filter((checkout) => existsSync(join(checkout, ".git")));
+}
+
+/**
+ * Waits (20 s at most) until a DevBox's command wrote `.git/<name>`; that DevBox's directory.
+ * DevBoxes whose directories are in `skip` do not count.
+ */
+export async function waitForDevBoxFile(
+  state: string,
+  name: string,
+  skip: readonly string[] = [],
+): Promise<string> {
+  for (let i = 0; i < 200; i++) {
+    const checkout = devboxCheckouts(state).find(
+      (dir) => existsSync(join(dir, ".git", name)) && !skip.includes(join(dir, "..")),
+    );
+    if (checkout !== undefined) return join(checkout, "..");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`no DevBox of ${state} wrote .git/${name}`);
+}
+
+/** Writes `.git/<name>` into every DevBox checkout of `state` (opens a command's gate). */
+export function writeDevBoxFile(state: string, name: string): void {
+  for (const checkout of devboxCheckouts(state)) writeFileSync(join(checkout, ".git", name), "");
+}
+
+/** The lines every DevBox of `state` wrote to `.git/<name>`, DevBox after DevBox. */
+export function devboxLines(state: string, name: string): string[] {
+  return devboxCheckouts(state).flatMap((checkout) => linesOf(join(checkout, ".git", name)));
 }

@@ -1,8 +1,16 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cliEnv, linesOf, makeRepo, runCli, startCli, summaryOf } from "./local-cli.js";
+import {
+  cliEnv,
+  devboxLines,
+  makeRepo,
+  runCli,
+  startCli,
+  summaryOf,
+  waitForDevBoxFile,
+} from "./local-cli.js";
 
 const lifecycle = readFileSync(
   new URL("../../workflows-schema/examples/lifecycle.yml", import.meta.url),
@@ -101,7 +109,7 @@ describe("clustercode run (local)", () => {
       env,
       timeoutMs: 60_000,
     });
-    expect(approved.code, approved.stderr).toBe(0);
+    expect(approved.code, approved.stderr + approved.stdout).toBe(0);
     const done = summaryOf(approved);
     expect(done.status).toBe("succeeded");
     expect(done.visits.slice(-4).map((visit) => `${visit.node}:${visit.outcome}`)).toEqual([
@@ -158,22 +166,27 @@ describe("clustercode run (local)", () => {
 });
 
 describe("lost DevBoxes", () => {
+  // The command says it started and waits for the test's go, both through its own checkout:
+  // the DevBox is sandboxed, and its directory is the one place both sides see.
   const workflow = (idempotent: boolean) => `version: 1
 name: lost
 on: { label: x }
-devbox: { secrets: [MARK] }
 nodes:
   work:
     kind: run
     idempotent: ${idempotent}
-    run: 'if [ -f "$MARK" ]; then echo second; exit 0; fi; touch "$MARK"; sleep 60'
+    run: 'touch .git/started; while [ ! -f .git/go ]; do sleep 0.1; done; echo second'
 `;
 
+  /** Kills the first DevBox mid-command; lets a second one, if the node is re-run, finish. */
   async function killDevBoxMidCommand(idempotent: boolean) {
     const { repo, state, root } = makeRepo();
     writeFileSync(join(root, "wf.yml"), workflow(idempotent));
-    const mark = join(root, "mark");
-    const env = cliEnv({ MARK: mark });
+    // Short timings, so that the killed DevBox is noticed in seconds.
+    const env = cliEnv({
+      CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200",
+      CLUSTERCODE_DEVBOX_LAPSE_MS: "4000",
+    });
     const child = startCli(
       ["run", join(root, "wf.yml"), "--repo", repo, "--state-dir", state, "--format", "json"],
       { cwd: repo, env },
@@ -181,13 +194,12 @@ nodes:
     let stdout = "";
     child.stdout?.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
-    for (let i = 0; i < 200 && !existsSync(mark); i++)
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(existsSync(mark)).toBe(true);
-    const devboxes = join(state, "devboxes");
-    const [devbox] = readdirSync(devboxes);
-    const pid = Number(readFileSync(join(devboxes, devbox as string, "pid"), "utf8"));
-    process.kill(-pid, "SIGKILL");
+    const first = await waitForDevBoxFile(state, "started");
+    process.kill(-Number(readFileSync(join(first, "pid"), "utf8")), "SIGKILL");
+    if (idempotent) {
+      const second = await waitForDevBoxFile(state, "started", [first]);
+      writeFileSync(join(second, "checkout", ".git", "go"), "");
+    }
     const code = await exited;
     return {
       code,
@@ -238,10 +250,9 @@ describe("crash at each effect boundary", () => {
   const workflow = `version: 1
 name: crash
 on: { label: x }
-devbox: { secrets: [TRACE] }
 nodes:
-  one: { kind: run, run: 'echo "$CLUSTERCODE_COMMAND_ID" >> "$TRACE"; echo one > one.txt' }
-  two: { kind: run, run: 'echo "$CLUSTERCODE_COMMAND_ID" >> "$TRACE"; echo two > two.txt' }
+  one: { kind: run, run: 'echo "$CLUSTERCODE_COMMAND_ID" >> .git/trace; echo one > one.txt' }
+  two: { kind: run, run: 'echo "$CLUSTERCODE_COMMAND_ID" >> .git/trace; echo two > two.txt' }
 edges:
   - { from: one, to: two }
 `;
@@ -255,8 +266,7 @@ edges:
     for (const boundary of BOUNDARIES) {
       const { repo, state, root } = makeRepo();
       writeFileSync(join(root, "wf.yml"), workflow);
-      const trace = join(root, "trace");
-      const env = cliEnv({ TRACE: trace });
+      const env = cliEnv();
       const args = ["--state-dir", state, "--format", "json"];
       const crashed = await runCli(["run", join(root, "wf.yml"), "--repo", repo, ...args], {
         cwd: repo,
@@ -271,7 +281,8 @@ edges:
       const [run] = (JSON.parse(listed.stdout) as { runs: { run: string }[] }).runs;
       const resumed = await runCli(["resume", run!.run, ...args], { cwd: repo, env });
       expect(resumed.code, `boundary ${boundary}: ${resumed.stderr}`).toBe(0);
-      const lines = linesOf(trace);
+      // Each command's id, as every DevBox of the run wrote it into its own checkout.
+      const lines = devboxLines(state, "trace");
       expect(
         new Set(lines).size,
         `boundary ${boundary}: a command ran twice: ${lines.join(",")}`,

@@ -1,17 +1,27 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cliEnv, makeRepo, runCli, startCli, watch } from "./local-cli.js";
+import {
+  cliEnv,
+  devboxCheckouts,
+  makeRepo,
+  runCli,
+  startCli,
+  watch,
+  writeDevBoxFile,
+} from "./local-cli.js";
 
-/** A command that prints a line and waits for the test's gate file, then an approval. */
+/**
+ * A command that prints a line and waits for the test to open its gate (a file in its
+ * checkout's .git, which both the sandboxed DevBox and the test see), then an approval.
+ */
 const workflow = `version: 1
 name: terminals
 on: { label: x }
-devbox: { secrets: [GATE] }
 nodes:
   work:
     kind: run
-    run: 'echo before-the-gate; while [ ! -f "$GATE" ]; do sleep 0.1; done; echo after-the-gate'
+    run: 'echo before-the-gate; while [ ! -f .git/gate ]; do sleep 0.1; done; echo after-the-gate'
   ship:
     kind: approval
     message: Ship it?
@@ -35,8 +45,13 @@ async function pollJson<T>(url: string, test: (value: T) => boolean): Promise<T>
 function setUp() {
   const { repo, state, root } = makeRepo();
   writeFileSync(join(root, "wf.yml"), workflow);
-  const gate = join(root, "gate");
-  const env = cliEnv({ GATE: gate, USER: "carol" });
+  const env = cliEnv({ USER: "carol" });
+  /** Opens the gate once `devboxes` DevBoxes have their checkouts. */
+  const openGate = async (devboxes: number) => {
+    for (let i = 0; i < 300 && devboxCheckouts(state).length < devboxes; i++)
+      await new Promise((r) => setTimeout(r, 100));
+    writeDevBoxFile(state, "gate");
+  };
   const start = (args: string[]) =>
     watch(startCli([...args, "--state-dir", state], { cwd: repo, env }));
   const cli = (args: string[]) => runCli([...args, "--state-dir", state], { cwd: repo, env });
@@ -45,14 +60,14 @@ function setUp() {
     await run.until((out) => /run (r\w+) of terminals/.test(out.stdout), "the run's id");
     return /run (r\w+) of terminals/.exec(run.seen.stdout)?.[1] ?? "";
   };
-  return { repo, gate, start, cli, run, runId };
+  return { repo, root, openGate, start, cli, run, runId };
 }
 
 type RunJson = { status: string; visits: { node: string }[] };
 
 describe("one state directory, many terminals", () => {
   it("serves a CLI run live in ui, which answers its approval, while status and a second run work", async () => {
-    const { gate, start, cli, run, runId } = setUp();
+    const { root, openGate, start, cli, run, runId } = setUp();
     const id = await runId();
     const ui = start(["ui", "--port", "0"]);
     try {
@@ -64,9 +79,9 @@ describe("one state directory, many terminals", () => {
       expect(status.code).toBe(0);
       expect(status.stdout).toMatch(new RegExp(`^${id} +terminals +running`));
 
-      const second = start(["run", join(gate, "..", "wf.yml"), "--quiet"]);
+      const second = start(["run", join(root, "wf.yml"), "--quiet"]);
       await second.until((out) => /run (r\w+) of terminals/.test(out.stdout), "a second run");
-      writeFileSync(gate, "");
+      await openGate(2);
       expect(await run.exited).toBe(3);
       expect(await second.exited).toBe(3);
       expect(run.seen.stdout).toContain("waiting for approval of ship");

@@ -1,25 +1,26 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cliEnv, makeRepo, runCli, startCli, watch } from "./local-cli.js";
+import { cliEnv, makeRepo, runCli, startCli, watch, writeDevBoxFile } from "./local-cli.js";
 
-/** A command that prints a line, then waits for the test to create the gate file. */
+/**
+ * A command that prints a line, then waits for the test to open its gate: a file in its
+ * checkout's .git, the one place both the sandboxed DevBox and the test see.
+ */
 const workflow = `version: 1
 name: watch
 on: { label: x }
-devbox: { secrets: [GATE] }
 nodes:
   work:
     kind: run
-    run: 'echo before-the-gate; while [ ! -f "$GATE" ]; do sleep 0.1; done; echo after-the-gate'
+    run: 'echo before-the-gate; while [ ! -f .git/gate ]; do sleep 0.1; done; echo after-the-gate'
 `;
 
 describe("watching a local run", () => {
   it("answers status, log --follow and a second run while a run goes", async () => {
     const { repo, state, root } = makeRepo();
     writeFileSync(join(root, "wf.yml"), workflow);
-    const gate = join(root, "gate");
-    const env = cliEnv({ GATE: gate });
+    const env = cliEnv();
     const runChild = startCli(["run", join(root, "wf.yml"), "--repo", repo, "--state-dir", state], {
       cwd: repo,
       env,
@@ -48,7 +49,7 @@ describe("watching a local run", () => {
     );
     await second.until((out) => out.stdout.includes("[work] before-the-gate"), "a second run");
 
-    writeFileSync(gate, "");
+    writeDevBoxFile(state, "gate");
     expect(await run.exited).toBe(0);
     expect(await second.exited).toBe(0);
     expect(await follow.exited).toBe(0);

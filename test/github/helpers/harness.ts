@@ -97,8 +97,9 @@ export interface TestAppOptions {
    */
   cloneDirectly?: boolean;
   /**
-   * How DevBoxes run: their agents in this process (default; see InProcessExecutor), or as the
-   * app runs them, local processes of the built CLI (`dist/`), for tests that exist to prove them.
+   * How DevBoxes run: their agents in this process (default, for tests of the app's GitHub
+   * surface; see InProcessExecutor), or as the app runs them, sandboxed local processes of the
+   * built CLI (`dist/`), for tests that do a DevBox's real work or exist to prove DevBoxes.
    */
   devboxes?: "in-process" | "processes";
   /** Receives the handlers the app adds to its HTTP server (the run pages). */
@@ -123,10 +124,6 @@ export async function startTestApp(
       PATH: process.env.PATH,
       HOME: process.env.HOME,
       CLUSTERCODE_DEVBOX_LAPSE_MS: "30000",
-      // DevBoxes push to a local bare repository the test (root, in CI) owns, which a DevBox's
-      // own uid cannot write: unsandboxed until git goes through the hub. The walls are
-      // tested in test/security/devbox-walls.test.ts.
-      CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: "1",
       ...options.env,
     };
     const stateDir = join(dir, "state");
