@@ -15,6 +15,7 @@ const INTEGRATION = [
   "test/devbox/local/**/*.test.ts",
   "test/devbox/agent/parts.test.ts",
   "test/devbox/agent/secret-mask.test.ts",
+  "test/devbox/hub/branch-move.test.ts",
   "test/devbox/hub/git-route.test.ts",
   "test/devbox/hub/warm-identity.test.ts",
   "test/devbox/ecs/e2e.test.ts",

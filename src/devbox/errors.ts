@@ -22,6 +22,8 @@ export type DevBoxErrorCode =
   | "api-not-offered"
   /** The hub is not listening (not started, or closed). */
   | "hub-closed"
+  /** The repository did not take the hub's move of a run branch onto a race winner's head. */
+  | "move-failed"
   /** The setup cache's storage (the host's directory, the S3 bucket) failed. */
   | "cache-unavailable";
 

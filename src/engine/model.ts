@@ -214,7 +214,10 @@ export interface RunSnapshot {
   reason?: string;
   startedAt: number;
   updatedAt: number;
-  /** The run branch; a prototype's winner replaces it. */
+  /**
+   * The run branch: always the definition's (a prototype's winner is moved onto it). Runs
+   * stored before that kept their winner's variant branch here.
+   */
   branch: string;
   /** Whether the run branch exists in the source repository (a checkpoint pushed it). */
   branchPushed: boolean;
@@ -375,6 +378,12 @@ export type Effect = { seq: number } & (
   | { type: "command.interrupt"; devboxId: string; commandId: string }
   | { type: "timer.set"; timerId: string; dueAt: number }
   | { type: "timer.cancel"; timerId: string }
+  /**
+   * Point the run branch `branch` at a prototype race's winner: commit `sha` (unset: the head)
+   * of its variant branch `from`, which stays as evidence of the race. Performed again after a
+   * crash, it leaves a run branch already at or past `sha` alone.
+   */
+  | { type: "branch.move"; branch: string; from: string; sha?: string }
   | {
       type: "judge.request";
       requestId: string;

@@ -7,6 +7,7 @@ import {
   interruptCommand,
   releaseDevBox,
 } from "./performers/devbox-performers.js";
+import { moveRunBranch } from "./performers/branch-performer.js";
 import { askJudge } from "./performers/judge-performer.js";
 import { addToLedger } from "./performers/ledger-performer.js";
 import type { Performer, PerformerDeps, PerformerTable } from "./performers/performer.js";
@@ -27,6 +28,7 @@ const performers: PerformerTable = {
   "devbox.release": releaseDevBox,
   "command.dispatch": dispatchCommand,
   "command.interrupt": interruptCommand,
+  "branch.move": moveRunBranch,
   "timer.set": setTimer,
   "timer.cancel": cancelTimer,
   "judge.request": askJudge,

@@ -64,14 +64,17 @@ export function buildPrototypeView(
   return view;
 }
 
-/** Records the race's winner, why it won, and the branch it won on. */
+/**
+ * Records the race's winner, why it won, and the variant branch it won on (`variantBranch`; runs
+ * recorded before the winner was moved onto the run branch said it in `branch`).
+ */
 function recordSelection(view: PrototypeView, entry: Record<string, unknown>): void {
   const winner = numberOf(entry.variant);
   if (winner !== undefined) view.winner = winner;
   const why = textOf(entry.why);
   if (why !== undefined) view.why = why;
   const won = view.variants[(winner ?? 0) - 1];
-  const branch = textOf(entry.branch);
+  const branch = textOf(entry.variantBranch) ?? textOf(entry.branch);
   if (won !== undefined && branch !== undefined) won.branch = branch;
 }
 

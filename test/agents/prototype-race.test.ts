@@ -35,7 +35,7 @@ function racingProcesses(): string[] {
 }
 
 describe("a prototype race on local DevBoxes", () => {
-  it("the second variant passes first and wins; the others are cancelled, with no process left running", async () => {
+  it("the second variant passes first and wins onto the run branch; the others are cancelled, with no process left running", async () => {
     // Local DevBoxes run the built CLI (`npm test` builds it first).
     const cli = new URL("../../dist/cli/main.js", import.meta.url);
     expect(existsSync(cli), "dist/cli/main.js is missing: run npm run build").toBe(true);
@@ -62,6 +62,9 @@ nodes:
       - { engine: racer, model: slow }
     gates: [{ name: winner, run: test -f WINNER }]
     select: first
+  after: { kind: run, run: "cat WINNER > AFTER" }
+edges:
+  - { from: prototype, to: after }
 `);
     const env = {
       PATH: process.env.PATH,
@@ -90,16 +93,27 @@ nodes:
       );
       const state = await host.settled("race1");
       expect(state.status, state.reason).toBe("succeeded");
-      expect(state.branch).toBe("clustercode/local-race1-v2");
-      // The winner's checkpoint is on its branch in the source repository.
+      // One run, one branch: the winner's commits were moved onto the run branch.
+      expect(state.branch).toBe("clustercode/local-race1");
+      // The winner's checkpoint stays on its variant branch, as evidence of the race.
       expect(git("show", "clustercode/local-race1-v2:WINNER").toString()).toBe("fast\n");
+      // The next node's DevBox checked out the run branch, with the winner's work on it, and
+      // its checkpoint pushed there, on top of the winner's commit.
+      expect(git("show", "clustercode/local-race1:AFTER").toString()).toBe("fast\n");
+      const winner = git("rev-parse", "clustercode/local-race1-v2").toString().trim();
+      expect(git("rev-parse", "clustercode/local-race1~1").toString().trim()).toBe(winner);
+      expect(git("rev-parse", "clustercode/local-race1").toString().trim()).toBe(state.lastSha);
       const evidence = (await host.store.listEvidence("race1")).map(
         (r) => r.entry as EvidenceEntry,
       );
       expect(evidence.find((e) => e.kind === "prototype.selected")).toMatchObject({
         variant: 2,
+        branch: "clustercode/local-race1",
+        variantBranch: "clustercode/local-race1-v2",
         why: "first to pass its gates",
       });
+      const claims = evidence.filter((e) => e.kind === "devbox.claimed").map((e) => e.branch);
+      expect(claims.at(-1)).toBe("clustercode/local-race1");
       const table = evidence.find((e) => e.kind === "prototype.variants");
       expect((table?.variants as { verdict: string }[]).map((v) => v.verdict)).toEqual([
         "cancelled",
@@ -107,7 +121,9 @@ nodes:
         "cancelled",
       ]);
       // The slow variants were cut off mid-turn: their agents never reported.
-      const finished = evidence.filter((e) => e.kind === "command.finished");
+      const finished = evidence.filter(
+        (e) => e.kind === "command.finished" && e.node === "prototype",
+      );
       expect(new Set(finished.map((e) => e.variant))).toEqual(new Set([2]));
       const agents = evidence.filter((e) => e.kind === "command.dispatched" && e.agent === "node");
       expect(agents).toHaveLength(3);

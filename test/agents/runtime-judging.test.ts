@@ -171,7 +171,11 @@ describe("judging through the runtime (store on dynalite, providers on nock)", (
     expect(body).toContain("+return items.slice(0, n)");
     expect(body).toContain("// TODO");
     expect(body).toContain('"enum":["v1","v2"]');
-    expect(done.state).toMatchObject({ status: "succeeded", branch: "clustercode/1-r1-v2" });
+    // The pick is moved onto the run branch, whose name never changes.
+    expect(done.state).toMatchObject({ status: "succeeded", branch: "clustercode/1-r1" });
+    expect(w.performed.filter((e) => e.type === "branch.move")).toEqual([
+      expect.objectContaining({ branch: "clustercode/1-r1", from: "clustercode/1-r1-v2" }),
+    ]);
     expect(done.state.costUsd).toBeCloseTo(0.0525, 6); // 3000 × $15 + 100 × $75, per MTok
     const [selected] = await kinds(store, "r1", "prototype.selected");
     expect(selected).toMatchObject({ variant: 2, why: "v2 fixes the slice; v1 only adds a TODO." });

@@ -119,6 +119,7 @@ nodes:
         verdict: "won",
       },
     ]);
-    expect(sim.snapshot.branch).toBe("clustercode/1-r1-v2");
+    // The winner's commits are moved onto the run branch, whose name never changes.
+    expect(sim.snapshot.branch).toBe("clustercode/1-r1");
   });
 });

@@ -37,11 +37,22 @@ edges:
   expect(claimed.map((spec) => [spec.branch, spec.baseBranch])).toEqual([
     ["clustercode/1-r1-v1", "main"],
     ["clustercode/1-r1-v2", "main"],
-    // Each later race starts from the run branch as the last winner left it.
-    ["clustercode/1-r1-race2-v1", "clustercode/1-r1-v1"],
-    ["clustercode/1-r1-race2-v2", "clustercode/1-r1-v1"],
-    ["clustercode/1-r1-race3-v1", "clustercode/1-r1-race2-v1"],
-    ["clustercode/1-r1-race3-v2", "clustercode/1-r1-race2-v1"],
+    // After each race, the next node's DevBox checks out the run branch.
+    ["clustercode/1-r1", "clustercode/1-r1"],
+    // Each later race starts from the run branch, onto which the last winner was moved.
+    ["clustercode/1-r1-race2-v1", "clustercode/1-r1"],
+    ["clustercode/1-r1-race2-v2", "clustercode/1-r1"],
+    ["clustercode/1-r1", "clustercode/1-r1"],
+    ["clustercode/1-r1-race3-v1", "clustercode/1-r1"],
+    ["clustercode/1-r1-race3-v2", "clustercode/1-r1"],
+    ["clustercode/1-r1", "clustercode/1-r1"],
   ]);
-  expect(sim.snapshot.branch).toBe("clustercode/1-r1-race3-v1");
+  // Each winner's head was moved onto the run branch, whose name never changed.
+  const moves = sim.effects.flatMap((e) => (e.type === "branch.move" ? [[e.branch, e.from]] : []));
+  expect(moves).toEqual([
+    ["clustercode/1-r1", "clustercode/1-r1-v1"],
+    ["clustercode/1-r1", "clustercode/1-r1-race2-v1"],
+    ["clustercode/1-r1", "clustercode/1-r1-race3-v1"],
+  ]);
+  expect(sim.snapshot.branch).toBe("clustercode/1-r1");
 });

@@ -392,19 +392,38 @@ edges:
         at: sim.tick(),
       });
     }
-    expect(sim.snapshot.branch).toBe("clustercode/1-r1-v2");
+    // The run branch keeps its name: the winner's head is moved onto it, by an effect.
+    expect(sim.snapshot.branch).toBe("clustercode/1-r1");
+    expect(sim.snapshot.lastSha).toBe("s2");
+    expect(ofType(effects, "branch.move")).toEqual([
+      expect.objectContaining({
+        branch: "clustercode/1-r1",
+        from: "clustercode/1-r1-v2",
+        sha: "s2",
+      }),
+    ]);
+    // Every DevBox of the race is released, the winner's too (its branch stays as evidence).
     const released = ofType(effects, "devbox.release").map((effect) => effect.devboxId);
-    expect(released.sort()).toEqual([claims[0]!.devboxId, claims[2]!.devboxId].sort());
-    expect(sim.snapshot.devbox?.id).toBe(second);
+    expect(released.sort()).toEqual(claims.map((claim) => claim.devboxId).sort());
+    // The next node's DevBox checks out the run branch, after the move, and pushes there.
+    const types = effects.map((effect) => effect.type);
+    expect(types.indexOf("branch.move")).toBeLessThan(types.indexOf("devbox.claim"));
+    expect(ofType(effects, "devbox.claim").map((claim) => claim.spec)).toEqual([
+      expect.objectContaining({ branch: "clustercode/1-r1", baseBranch: "clustercode/1-r1" }),
+    ]);
+    expect(sim.snapshot.devbox?.branch).toBe("clustercode/1-r1");
     expect(sim.path).toEqual(["design:succeeded", "build:…"]);
   });
 
-  it("select judge: the judge's pick becomes the run branch", () => {
+  it("select judge: the judge's pick is moved onto the run branch", () => {
     const sim = run(yaml("judge"), { judge: (labels) => labels[2] ?? "" }).start();
     const [request] = ofType(sim.effects, "judge.request");
     expect(request?.candidates?.map((candidate) => candidate.label)).toEqual(["v1", "v2", "v3"]);
     expect(sim.snapshot.status).toBe("succeeded");
-    expect(sim.snapshot.branch).toBe("clustercode/1-r1-v3");
+    expect(sim.snapshot.branch).toBe("clustercode/1-r1");
+    expect(ofType(sim.effects, "branch.move")).toEqual([
+      expect.objectContaining({ branch: "clustercode/1-r1", from: "clustercode/1-r1-v3" }),
+    ]);
     // The variants that passed and lost the pick are recorded passed, not cancelled.
     const [table] = sim.effects.flatMap((effect) =>
       effect.type === "evidence" && effect.entry.kind === "prototype.variants"

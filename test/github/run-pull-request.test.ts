@@ -3,7 +3,10 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "./helpers/harness.js";
 import { labeledIssue, reviewOf } from "../helpers/payloads.js";
 
-/** Two variants race; the first to leave a WINNER file wins; then a person approves. */
+/**
+ * Two variants race; the first to leave a WINNER file wins; a run node builds on the winner's
+ * work; then a person approves.
+ */
 const RACE = `version: 1
 name: race
 on:
@@ -20,9 +23,11 @@ nodes:
       - { engine: scripted, model: two }
     gates: [{ name: winner, run: test -f WINNER }]
     select: first
+  after: { kind: run, run: "cat WINNER > AFTER" }
   gate: { kind: approval }
 edges:
-  - { from: prototype, to: gate }
+  - { from: prototype, to: after }
+  - { from: after, to: gate }
   - { from: gate, to: done, label: approved }
   - { from: gate, to: failed, label: rejected }
 `;
@@ -48,8 +53,9 @@ describe("the run's pull request after a prototype race", () => {
   it("shows the winner on the run branch, refuses a stale review, and leaves draft when the run succeeds", async () => {
     await app.deliver("issues", labeled());
     const { definition, state } = await app.waitForStatus("awaiting_input", 30_000);
-    // The winner worked on its own branch; the run's one pull request keeps the run branch.
-    expect(state.branch).not.toBe(definition.branch);
+    // The winner worked on its own branch, and its commits were moved onto the run branch:
+    // the run's branch never changes, and its one pull request's head is that branch.
+    expect(state.branch).toBe(definition.branch);
     expect(app.github.pulls).toHaveLength(1);
     const pull = app.github.pulls[0];
     expect(pull?.head).toBe(definition.branch);
@@ -60,8 +66,32 @@ describe("the run's pull request after a prototype race", () => {
     expect(
       execFileSync("git", ["show", `${definition.branch}:WINNER`], { cwd: app.remote }).toString(),
     ).toMatch(/one|two/);
+    // The node after the race checked out the run branch and pushed its checkpoint there, on
+    // top of the winner's commit; the winner's variant branch stays as it was.
+    const shown = (ref: string) =>
+      execFileSync("git", ["show", ref], { cwd: app.remote }).toString();
+    expect(shown(`${definition.branch}:AFTER`)).toBe(shown(`${definition.branch}:WINNER`));
+    const parent = execFileSync("git", ["rev-parse", `${definition.branch}~1`], { cwd: app.remote })
+      .toString()
+      .trim();
+    const variants = execFileSync(
+      "git",
+      [
+        "for-each-ref",
+        "--format=%(objectname) %(refname:short)",
+        `refs/heads/${definition.branch}-*`,
+      ],
+      { cwd: app.remote },
+    ).toString();
+    expect(variants).toContain(`${parent} ${definition.branch}-v`);
+    expect(variants).not.toContain(head);
+    // The status comment names the run branch, never a variant's.
+    await app.host.idle();
+    const status = app.github.comments.find((c) => c.body.includes(state.runId));
+    expect(status?.body).toContain(`Branch \`${definition.branch}\``);
+    expect(status?.body).not.toContain(`${definition.branch}-v`);
     // Check runs attach to the commit the pull request shows.
-    const runCheck = app.github.checkRuns.find((run) => run.external_id === state.runId);
+    const runCheck = app.github.checkRuns.filter((run) => run.external_id === state.runId).at(-1);
     expect(runCheck?.head_sha).toBe(head);
     // The body says what the run did and changed.
     expect(pull?.body).toContain("| 1 | prototype | succeeded |");

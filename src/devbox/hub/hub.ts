@@ -9,7 +9,13 @@ import { wake } from "./record.js";
 import type { DevBoxEvent } from "./events.js";
 import { newGrant, placeholderEnv, type ProviderUpstream } from "./provider-proxy.js";
 import { serveConnect, type EgressOptions } from "./egress-proxy.js";
-import { HubGit, type GitUpstream, type HubGitOptions } from "./git/git-service.js";
+import {
+  HubGit,
+  type BranchMove,
+  type BranchMoved,
+  type GitUpstream,
+  type HubGitOptions,
+} from "./git/git-service.js";
 import { hubRoutes } from "./routes.js";
 import type { DevBoxCacheScope } from "./cache/cache-route.js";
 import type { SetupCacheStore } from "./cache/cache-store.js";
@@ -266,6 +272,17 @@ export class DevBoxHub {
   /** Whether this hub serves git (see {@link DevBoxHubOptions.git}). */
   get servesGit(): boolean {
     return this.#git !== undefined;
+  }
+
+  /**
+   * Points run `runId`'s branch at its race winner's head in the run's repository, with the
+   * credentials the hub holds (idempotent, see {@link HubGit.moveBranch}).
+   */
+  moveBranch(runId: string, move: BranchMove): Promise<BranchMoved> {
+    if (this.#git === undefined) {
+      throw new DevBoxError("api-not-offered", "this hub serves no git: it moves no branch");
+    }
+    return this.#git.moveBranch(runId, move);
   }
 
   /** Queues a command for a DevBox. Idempotent by `commandId`: a known id is not queued again. */

@@ -69,23 +69,35 @@ export function onPrototypeVerdict(
   );
 }
 
+/**
+ * The winner's commits become the run branch's (a `branch.move` effect: the run's branch never
+ * changes name, the variant branch stays as evidence) and every DevBox of the race is released:
+ * later nodes claim theirs on the run branch, which checkpoints then push.
+ */
 function win(t: Transition, winner: VariantState, why: string): void {
   const { progress } = prototypeOf(t);
   const s = t.snapshot;
   for (const variant of progress.variants) {
-    if (variant === winner || variant.phase === "failed") continue;
+    if (variant.phase === "failed") continue;
     // A variant that passed and lost the pick stays passed; only unfinished ones are cancelled.
-    if (variant.phase !== "passed") variant.phase = "cancelled";
+    if (variant !== winner && variant.phase !== "passed") variant.phase = "cancelled";
     t.releaseDevBox(variant.devbox);
   }
-  s.branch = winner.devbox.branch;
+  const branch = t.definition.branch;
+  t.emit({
+    type: "branch.move",
+    branch,
+    from: winner.devbox.branch,
+    ...(winner.sha === undefined ? {} : { sha: winner.sha }),
+  });
+  s.branch = branch;
   s.branchPushed = true;
   if (winner.sha !== undefined) s.lastSha = winner.sha;
-  s.devbox = winner.devbox;
   t.record("prototype.selected", {
     node: t.active.node,
     variant: winner.index + 1,
-    branch: s.branch,
+    branch,
+    variantBranch: winner.devbox.branch,
     why,
   });
   recordTable(t, winner);

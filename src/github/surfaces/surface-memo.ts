@@ -15,8 +15,6 @@ export interface RunMemo {
   /** The fingerprint of the status comment's body as last written. */
   statusFingerprint?: string;
   pull?: PullRequestRef;
-  /** The commit the run branch was last moved to (after a prototype race picked a winner). */
-  head?: string;
   /** What the pull request's body was last written for (status, visits, head). */
   pullBody?: string;
   /** Whether the pull request was taken out of draft. */
@@ -36,8 +34,6 @@ const storedMemoSchema = z.object({
   status: z.string().optional(),
   /** The run's draft pull request. */
   pull: z.object({ number: z.number(), url: z.string(), nodeId: z.string().optional() }).optional(),
-  /** The commit the run branch was last moved to. */
-  head: z.string().optional(),
   /** What the pull request's body was last written for. */
   pullBody: z.string().optional(),
   /** Whether the pull request was taken out of draft. */
@@ -62,7 +58,6 @@ export function encodeMemo(memo: RunMemo): StoredMemo {
     ...(memo.comments === undefined ? {} : { comments: [...memo.comments] }),
     ...(memo.statusFingerprint === undefined ? {} : { status: memo.statusFingerprint }),
     ...(memo.pull === undefined ? {} : { pull: memo.pull }),
-    ...(memo.head === undefined ? {} : { head: memo.head }),
     ...(memo.pullBody === undefined ? {} : { pullBody: memo.pullBody }),
     ...(memo.ready === undefined ? {} : { ready: memo.ready }),
     ...(memo.mergeChecked === undefined ? {} : { mergeChecked: memo.mergeChecked }),
@@ -75,8 +70,7 @@ export function encodeMemo(memo: RunMemo): StoredMemo {
 export function decodeMemo(stored: unknown): RunMemo {
   const parsed = storedMemoSchema.safeParse(stored);
   if (!parsed.success) return { checks: { ids: new Map(), listed: false } };
-  const { comments, status, pull, head, pullBody, ready, mergeChecked, checks, listed } =
-    parsed.data;
+  const { comments, status, pull, pullBody, ready, mergeChecked, checks, listed } = parsed.data;
   return {
     ...(comments === undefined ? {} : { comments: new Map(comments) }),
     ...(status === undefined ? {} : { statusFingerprint: status }),
@@ -89,7 +83,6 @@ export function decodeMemo(stored: unknown): RunMemo {
             ...(pull.nodeId === undefined ? {} : { nodeId: pull.nodeId }),
           },
         }),
-    ...(head === undefined ? {} : { head }),
     ...(pullBody === undefined ? {} : { pullBody }),
     ...(ready === undefined ? {} : { ready }),
     ...(mergeChecked === undefined ? {} : { mergeChecked }),

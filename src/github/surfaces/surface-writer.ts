@@ -14,7 +14,6 @@ import {
   requestReviews,
 } from "./pull-requests.js";
 import { renderPullBody } from "./render-pull.js";
-import { moveRunBranch } from "./run-branch.js";
 import { renderCheckRuns } from "./render-checks.js";
 import { renderStatusComment, statusMarker } from "./render-status.js";
 import { parseRunBranch } from "../../runtime/issue-runs.js";
@@ -124,16 +123,6 @@ export class SurfaceWriter {
     memo.botLogin ??= await this.deps.installations.botLogin();
     memo.comments ??= await findMarkedComments(gh, repo, issue, memo.botLogin);
 
-    // A prototype's winner works on its own branch: its commits are brought onto the run
-    // branch, the pull request's head, so the pull request shows what the run ships.
-    if (
-      state.branch !== definition.branch &&
-      state.lastSha !== undefined &&
-      memo.head !== state.lastSha
-    ) {
-      await moveRunBranch(gh, repo, definition.branch, state.lastSha);
-      memo.head = state.lastSha;
-    }
     if (state.branchPushed && memo.pull === undefined) {
       const pull = await ensurePullRequest(gh, repo, definition.branch, definition, issue);
       if (pull !== undefined) memo.pull = pull;

@@ -7,12 +7,15 @@ import { createGunzip } from "node:zlib";
 import type { Readable } from "node:stream";
 import { gitText, runGit } from "./git-process.js";
 import { FLUSH, parseReceiveRequest, pktLine, type ReceiveRequest } from "./pkt-line.js";
-import type { GitPolicy } from "./push-policy.js";
+import { DevBoxError } from "../../errors.js";
+import { moveBranch, type BranchMove, type BranchMoved } from "./branch-move.js";
+import { refRefusal, type GitPolicy } from "./push-policy.js";
 import { receivePush, type GitUpstream } from "./receive.js";
 import { shareObjects } from "./shared-objects.js";
 
 export type { GitUpstream } from "./receive.js";
 export type { GitPolicy } from "./push-policy.js";
+export type { BranchMove, BranchMoved } from "./branch-move.js";
 
 /** How the hub serves git to DevBoxes. */
 export interface HubGitOptions {
@@ -166,6 +169,29 @@ export class HubGit {
     // The staging mirror learns what the upstream now has before the next request.
     await this.#fetch(dir, upstream);
     return received;
+  }
+
+  /**
+   * Points run `runId`'s branch at its race winner's head upstream (see {@link moveBranch}):
+   * only ever the run's own branch, from one of its variant branches, one move of a run at once.
+   */
+  async moveBranch(runId: string, move: BranchMove): Promise<BranchMoved> {
+    const { runBranch } = await this.#options.policyOf(runId);
+    if (
+      move.branch !== runBranch ||
+      refRefusal(`refs/heads/${move.from}`, runBranch) !== undefined
+    ) {
+      throw new DevBoxError("invalid-request", `run ${runId} may not move ${move.branch}`);
+    }
+    const upstream = await this.#options.upstreamOf(runId);
+    const name = createHash("sha256").update(runId).digest("hex").slice(0, 32);
+    const dir = join(this.#options.stateDir, "hub-git", "moves", `${name}.git`);
+    // The scratch repository goes with the move: a move performed again makes it again.
+    return this.#exclusive(`move:${runId}`, () =>
+      moveBranch(this.#options.stateDir, dir, upstream, move).finally(() =>
+        rm(dir, { recursive: true, force: true }),
+      ),
+    );
   }
 
   /** Removes a DevBox's staging repository (it is released or lost). */
