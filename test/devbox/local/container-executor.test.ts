@@ -156,7 +156,7 @@ describe("the container executor", () => {
     }
   });
 
-  it("says what is missing when no engine answers, and points to clustercode doctor", async () => {
+  it("says what is missing when no engine answers, and points to clustercode doctor", () => {
     const executor = new ContainerExecutor({
       stateDir: join(root, "state-none"),
       image: "clustercode-devbox",
