@@ -186,15 +186,23 @@ export class ContainerExecutor implements DevBoxExecutor {
       killGroup(child.pid, "SIGTERM");
       await waitForExit(child.pid, this.#options.graceMs ?? 5000);
     }
-    if (this.#engine !== undefined || existsSync(paths.pidFile)) {
-      await this.#removeContainer(this.engine(), devboxId);
-    }
+    // A container a crashed process left has a pid file; without an engine there is none to remove.
+    const engine = existsSync(paths.pidFile) ? this.#engineIfAny() : this.#engine;
+    if (engine !== undefined) await this.#removeContainer(engine, devboxId);
     if (child?.pid !== undefined) killGroup(child.pid, "SIGKILL");
     this.#children.delete(devboxId);
     await this.#relays.get(devboxId)?.close();
     this.#relays.delete(devboxId);
     await rm(paths.pidFile, { force: true });
     await rm(paths.tmp, { recursive: true, force: true });
+  }
+
+  #engineIfAny(): ContainerEngine | undefined {
+    try {
+      return this.engine();
+    } catch {
+      return undefined;
+    }
   }
 
   /** Removes the DevBox's container, running or not; nothing when there is none. */
