@@ -26,6 +26,18 @@ const control =
 
 /** Every subcommand, one entry each, in the order the overview lists them. */
 export const COMMANDS: Record<string, CommandEntry> = {
+  doctor: {
+    synopsis: "doctor",
+    summary: "check this machine's prerequisites and which executor DevBoxes use here",
+    help: `Usage: clustercode doctor
+
+Checks what runs need on this machine, each with ✓ or ✗ and what to install on this OS:
+Node.js 22 or later, git, bubblewrap (and whether it can create the DevBoxes' namespaces), and
+a container engine (docker or podman) that answers, for CLUSTERCODE_EXECUTOR=container. Then
+says which executor DevBoxes will use here. Exit 1 when that executor cannot run DevBoxes (or
+Node.js or git is missing).`,
+    load: async () => (await import("./doctor-command.js")).default,
+  },
   init: {
     synopsis: "init",
     summary: "write a first .clustercode/workflow.yml (runs offline, no API key)",

@@ -1,5 +1,6 @@
 import { GitDiffSource } from "../agents/diff-source.js";
 import { LocalExecutor } from "../devbox/local/executor.js";
+import { containerExecutor } from "../devbox/container/executor.js";
 import type { WarmDemand } from "../devbox/warm-demand.js";
 import { decodeSettings, type Settings } from "../settings/index.js";
 import type { Effect, RunDefinition, RunEvent, RunSnapshot } from "../engine/model.js";
@@ -212,13 +213,16 @@ async function localDevBoxes(
     source: localSource,
     ...(options.warmDemand === undefined ? {} : { demand: options.warmDemand }),
   };
-  const executor = new LocalExecutor({
-    stateDir: options.stateDir,
-    env: options.env,
-    warm,
-    sandbox: { unsafe: devboxes.unsafeLocalDevBox, bwrap: devboxes.bwrap },
-    setupCacheMaxBytes: devboxes.setupCacheMaxMb * 1024 * 1024,
-  });
+  const executor =
+    devboxes.executor === "container"
+      ? containerExecutor(options.stateDir, options.env, devboxes)
+      : new LocalExecutor({
+          stateDir: options.stateDir,
+          env: options.env,
+          warm,
+          sandbox: { unsafe: devboxes.unsafeLocalDevBox, bwrap: devboxes.bwrap },
+          setupCacheMaxBytes: devboxes.setupCacheMaxMb * 1024 * 1024,
+        });
   await executor.reap(await owners.orphans(await executor.knownDevBoxIds()));
   const runs = new RunRepository(store);
   const side = {

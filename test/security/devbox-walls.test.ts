@@ -207,7 +207,7 @@ describe("a local DevBox's walls", () => {
   it("refuses to start without bubblewrap, saying what is missing and how to fix it", async () => {
     world = new World({ CLUSTERCODE_BWRAP: join(root, "no-such-bwrap") });
     await expect(world.start("run5-nobwrap")).rejects.toThrow(
-      /bwrap was not found.*install bubblewrap.*CLUSTERCODE_UNSAFE_LOCAL_DEVBOX=1/,
+      /bwrap was not found.*install bubblewrap.*CLUSTERCODE_EXECUTOR=container.*CLUSTERCODE_UNSAFE_LOCAL_DEVBOX=1.*clustercode doctor/,
     );
     await world.dispose();
     world = new World({ PATH: join(root, "empty-bin") });

@@ -1,4 +1,6 @@
+import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
+import { join } from "node:path";
 import { DevBoxError } from "../errors.js";
 import type { StartRequest } from "../executor.js";
 import { hubGitAuthEnv } from "../hub/git/git-auth.js";
@@ -181,4 +183,34 @@ export async function setOrigin(
     output: new OutputTail(1024),
   });
   return exitCode === 0;
+}
+
+/** How a DevBox's checkout is prepared: the executor's clone options. */
+export interface CheckoutOptions {
+  /** Where mirrors live; unset: plain full clones (the benchmark's baseline). */
+  stateDir?: string;
+  mirrorFreshMs?: number;
+  say: (line: string) => void;
+}
+
+/**
+ * Clones the checkout (partially, from the host's mirror, when `stateDir` is given) unless an
+ * earlier process left one, whose origin then names that process's hub, gone now, and is
+ * pointed at this one. Shared by the local and the container executors.
+ */
+export async function prepareCheckout(
+  request: StartRequest,
+  paths: { dir: string; checkout: string },
+  options: CheckoutOptions,
+  env: Record<string, string>,
+): Promise<void> {
+  if (!existsSync(join(paths.checkout, ".git"))) {
+    await cloneCheckout(request, { ...paths, ...options }, env);
+  } else if (!(await setOrigin(paths, request.repository, env))) {
+    throw new DevBoxError(
+      "clone-failed",
+      `cannot point the checkout of ${request.devboxId} at its hub`,
+      { retryable: true },
+    );
+  }
 }

@@ -10,7 +10,7 @@ import { commandLineOf, isAlive, waitForExit, workingDirectoryOf } from "./proce
 import { killGroup } from "../process-runner.js";
 import { defaultCliPath } from "./cli-path.js";
 import { agentEnvironment, passedOn } from "./agent-env.js";
-import { cloneCheckout, setOrigin } from "./clone.js";
+import { prepareCheckout } from "./clone.js";
 import { launchAgent } from "./launch.js";
 import { requireCommands } from "./command-lookup.js";
 import type { HubRelay } from "./hub-relay.js";
@@ -204,28 +204,16 @@ export class LocalExecutor implements DevBoxExecutor {
     }
   }
 
-  /**
-   * Clones the checkout (partially, from the host's mirror) unless an earlier process left one,
-   * whose origin then names that process's hub, gone now, and is pointed at this one.
-   */
+  /** Clones the checkout, or points the one an earlier process left at this hub. */
   async #prepareCheckout(
     request: StartRequest,
     paths: LocalDevBoxPaths,
     say: (line: string) => void,
   ): Promise<void> {
-    const env = passedOn(this.#env);
-    if (!existsSync(join(paths.checkout, ".git"))) {
-      const { partialClones, stateDir, mirrorFreshMs } = this.#options;
-      const fresh = mirrorFreshMs === undefined ? {} : { mirrorFreshMs };
-      const mirrors = partialClones === false ? {} : { stateDir, ...fresh };
-      await cloneCheckout(request, { ...paths, ...mirrors, say }, env);
-    } else if (!(await setOrigin(paths, request.repository, env))) {
-      throw new DevBoxError(
-        "clone-failed",
-        `cannot point the checkout of ${request.devboxId} at its hub`,
-        { retryable: true },
-      );
-    }
+    const { partialClones, stateDir, mirrorFreshMs } = this.#options;
+    const fresh = mirrorFreshMs === undefined ? {} : { mirrorFreshMs };
+    const mirrors = partialClones === false ? {} : { stateDir, ...fresh };
+    await prepareCheckout(request, paths, { ...mirrors, say }, passedOn(this.#env));
   }
 
   /**

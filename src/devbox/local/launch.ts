@@ -100,9 +100,11 @@ export async function launchAgent(request: LaunchRequest): Promise<Launched> {
 
 /**
  * Trusts the bound-in local source and mirror in the DevBox's git config (they are owned by the
- * app's user, not the DevBox's), and gives the DevBox its files.
+ * app's user, not the DevBox's), and gives the DevBox its files. The container executor's too.
  */
-async function prepareSandboxedFiles(request: LaunchRequest): Promise<void> {
+export async function prepareSandboxedFiles(
+  request: Pick<LaunchRequest, "repository" | "mirror" | "uid" | "checkout" | "tmp" | "home">,
+): Promise<void> {
   const trusted = [
     ...(isLocalPath(request.repository) ? [request.repository, `${request.repository}/.git`] : []),
     ...(request.mirror === undefined ? [] : [request.mirror]),
@@ -128,7 +130,16 @@ function sandboxedAgentEnv(
     HOME: home,
     [AGENT_ENV.hubSocket]: HUB_SOCKET_IN_SANDBOX,
     [COMMAND_SANDBOX_ENV]: "bwrap",
-    // The only way out of the DevBox's network is the agent's gateway to the hub.
+    ...proxyEnv(proxy),
+  };
+}
+
+/**
+ * The proxy variables of an agent whose only way out is its gateway to the hub (bubblewrap's
+ * and the container executor's network namespaces have nothing else).
+ */
+export function proxyEnv(proxy: string): Record<string, string> {
+  return {
     HTTP_PROXY: proxy,
     HTTPS_PROXY: proxy,
     http_proxy: proxy,
@@ -138,11 +149,15 @@ function sandboxedAgentEnv(
   };
 }
 
-async function spawnAgent(
+/**
+ * Starts `file` as the agent (or the container engine that runs it), leading its own process
+ * group, its output to the log, and writes the token on its stdin.
+ */
+export async function spawnAgent(
   file: string,
   args: string[],
   env: Record<string, string>,
-  request: LaunchRequest,
+  request: Pick<LaunchRequest, "checkout" | "logFd" | "token">,
 ): Promise<ChildProcess> {
   const spawned = spawn(file, args, {
     cwd: request.checkout,
@@ -166,6 +181,7 @@ async function spawnAgent(
   return spawned;
 }
 
-function isLocalPath(repository: string): boolean {
+/** Whether `repository` is a path on this host (not a URL): then it is bound into the sandbox. */
+export function isLocalPath(repository: string): boolean {
   return !/^[a-z][a-z0-9+.-]*:\/\//i.test(repository) && !/^[^/]+@[^/]+:/.test(repository);
 }

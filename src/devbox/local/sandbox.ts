@@ -52,7 +52,7 @@ const probed = new Map<string, string | undefined>();
 export function chooseIsolation(choice: SandboxChoice, asRoot: boolean): Isolation {
   if (choice.unsafe === true) return { kind: "none", label: `none (${UNSAFE_ENV}=1)` };
   const bwrap = findBwrap(choice);
-  const fixes = `or set ${UNSAFE_ENV}=1 to run DevBoxes without isolation`;
+  const fixes = `or set CLUSTERCODE_EXECUTOR=container to run them in Docker or Podman (macOS), or ${UNSAFE_ENV}=1 to run them without isolation; clustercode doctor checks this machine`;
   if (bwrap === undefined) {
     throw new DevBoxError(
       "sandbox-unavailable",

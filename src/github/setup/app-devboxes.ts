@@ -1,6 +1,7 @@
 import { installationTokenAuthEnv } from "../../devbox/hub/git/git-auth.js";
 import type { DevBoxEvent } from "../../devbox/hub/events.js";
 import { LocalExecutor } from "../../devbox/local/executor.js";
+import { containerExecutor } from "../../devbox/container/executor.js";
 import { setupCacheStore } from "../../devbox/hub/cache/store-from-settings.js";
 import type { WarmSource } from "../../devbox/local/warm-pool.js";
 import type { DefaultBranchMoves } from "../../devbox/branch-moves.js";
@@ -42,14 +43,16 @@ export function executorFromEnv(
   const { devboxes } = decodeSettings(env);
   const warm = warmFrom === undefined ? {} : { warm: { max: devboxes.warmMax, ...warmFrom } };
   const local = () =>
-    new LocalExecutor({
-      stateDir,
-      env,
-      ...(cliPath === undefined ? {} : { cliPath }),
-      ...warm,
-      sandbox: { unsafe: devboxes.unsafeLocalDevBox, bwrap: devboxes.bwrap },
-      setupCacheMaxBytes: devboxes.setupCacheMaxMb * MIB,
-    });
+    devboxes.executor === "container"
+      ? containerExecutor(stateDir, env, devboxes)
+      : new LocalExecutor({
+          stateDir,
+          env,
+          ...(cliPath === undefined ? {} : { cliPath }),
+          ...warm,
+          sandbox: { unsafe: devboxes.unsafeLocalDevBox, bwrap: devboxes.bwrap },
+          setupCacheMaxBytes: devboxes.setupCacheMaxMb * MIB,
+        });
   const ecsWarm =
     warmFrom === undefined
       ? undefined

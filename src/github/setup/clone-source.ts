@@ -15,7 +15,7 @@ export function scrubCredentials(text: string): string {
  * original as its cause, which holds the token too).
  */
 export class TokenScrubbingExecutor implements DevBoxExecutor {
-  constructor(private readonly inner: LocalExecutor) {}
+  constructor(private readonly inner: Pick<LocalExecutor, "start" | "stop" | "reap" | "stopAll">) {}
 
   /** Starts the DevBox; a failure comes back with credentials scrubbed from its message. */
   async start(request: StartRequest): Promise<void> {

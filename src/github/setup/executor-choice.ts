@@ -2,6 +2,7 @@ import type { EcsStatus } from "../../devbox/ecs/status.js";
 import { taskPrivateAddress } from "../../devbox/ecs/task-address.js";
 import type { DevBoxEvent } from "../../devbox/hub/events.js";
 import type { LocalExecutor } from "../../devbox/local/executor.js";
+import type { ContainerExecutor } from "../../devbox/container/executor.js";
 import type { EcsWarmOptions } from "../../devbox/ecs/warm-tasks.js";
 import type { ClosableExecutor } from "../../runtime/devbox-side.js";
 import type { Settings } from "../../settings/index.js";
@@ -24,7 +25,8 @@ export type ExecutorSettings = Pick<
 >;
 
 /**
- * Local DevBoxes by default (the hub on 127.0.0.1, the clone URL carrying a token); with
+ * Local DevBoxes by default (the hub on 127.0.0.1, the clone URL carrying a token), under
+ * bubblewrap or, with `CLUSTERCODE_EXECUTOR=container`, in local containers; with
  * `CLUSTERCODE_EXECUTOR=ecs`, ECS tasks that reach the hub on `CLUSTERCODE_INTERNAL_HOST`
  * (default: this task's private IPv4 from the ECS metadata endpoint) and
  * `CLUSTERCODE_INTERNAL_PORT`, and fetch their repository token from it. `devboxes` are those
@@ -32,7 +34,7 @@ export type ExecutorSettings = Pick<
  */
 export async function chooseExecutor(
   { env, devboxes }: { env: NodeJS.ProcessEnv; devboxes: ExecutorSettings },
-  local: () => LocalExecutor,
+  local: () => LocalExecutor | ContainerExecutor,
   onLost: (event: DevBoxEvent) => void,
   onNotice: (devboxId: string, notice: string | undefined) => void = () => {},
   warm?: EcsWarmOptions,

@@ -7,11 +7,23 @@ const BOTH = ["app", "cli"] as const;
 export const devboxes = {
   title: "DevBoxes",
   about:
-    "DevBoxes are local processes under bubblewrap by default, ECS tasks with `CLUSTERCODE_EXECUTOR=ecs` (see ECS below). The timings are passed on to each DevBox's agent, so that both sides agree.",
+    "DevBoxes are local processes under bubblewrap by default, local containers with `CLUSTERCODE_EXECUTOR=container`, ECS tasks with `CLUSTERCODE_EXECUTOR=ecs` (see ECS below). The timings are passed on to each DevBox's agent, so that both sides agree.",
   settings: {
-    executor: withDefault("CLUSTERCODE_EXECUTOR", oneOf(["local", "ecs"]), "local", {
-      description: "`ecs`: the app's DevBoxes are ECS tasks; `local`: sandboxed local processes.",
-      readers: ["app"],
+    executor: withDefault("CLUSTERCODE_EXECUTOR", oneOf(["local", "ecs", "container"]), "local", {
+      description:
+        "`local`: DevBoxes are local processes under bubblewrap; `container`: local containers of the DevBox image in Docker or Podman (hosts without bubblewrap, such as macOS); `ecs` (the app only): ECS tasks.",
+      readers: BOTH,
+    }),
+    containerEngine: optional("CLUSTERCODE_CONTAINER_ENGINE", oneOf(["docker", "podman"]), {
+      description:
+        "With `CLUSTERCODE_EXECUTOR=container`: the engine that runs DevBoxes. Unset: the first of `docker` and `podman` on `PATH` that answers.",
+      readers: BOTH,
+      default: "the first of `docker`, `podman` that answers",
+    }),
+    containerImage: withDefault("CLUSTERCODE_CONTAINER_IMAGE", text(), "clustercode-devbox", {
+      description:
+        "With `CLUSTERCODE_EXECUTOR=container`: the DevBox image (built from `images/devbox/Dockerfile`) when a workflow's `devbox.image` names none.",
+      readers: BOTH,
     }),
     unsafeLocalDevBox: optional("CLUSTERCODE_UNSAFE_LOCAL_DEVBOX", flag(), {
       description:
