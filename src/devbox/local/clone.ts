@@ -166,16 +166,17 @@ export async function setOrigin(
 ): Promise<boolean> {
   const { exitCode } = await runProcess({
     file: "git",
-    // The checkout may belong to the DevBox's own uid.
+    // Only the config file is read and written: git is never run in a checkout the DevBox had,
+    // whose config (a hook, an fsmonitor, an include) is the repository's code. The caller made
+    // sure the file is no link; the cwd is none of the DevBox's either.
     args: [
-      "-c",
-      `safe.directory=${paths.checkout}`,
-      "remote",
-      "set-url",
-      "origin",
+      "config",
+      "--file",
+      `${paths.checkout}/.git/config`,
+      "remote.origin.url",
       withoutCredentials(repository),
     ],
-    cwd: paths.checkout,
+    cwd: "/",
     env,
     signal: new AbortController().signal,
     output: new OutputTail(1024),
