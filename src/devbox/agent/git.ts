@@ -2,7 +2,7 @@ import { OutputTail } from "../output-tail.js";
 import { runProcess } from "../process-runner.js";
 import type { SecretMask } from "./secret-mask.js";
 import { GitStepError } from "./git-step-error.js";
-import { AGENT_GIT_ARGS, AGENT_GIT_ENV, guardRepositoryConfig } from "./repository-config.js";
+import { AGENT_GIT_ARGS, agentGitEnv, guardRepositoryConfig } from "./repository-config.js";
 
 export { GitStepError } from "./git-step-error.js";
 
@@ -46,7 +46,7 @@ async function git(
     args: [...AGENT_GIT_ARGS, ...args],
     cwd: context.cwd,
     // Never wait for a password prompt: a missing credential is an error, not a hang.
-    env: { ...context.env, ...AGENT_GIT_ENV, ...auth, GIT_TERMINAL_PROMPT: "0" },
+    env: { ...context.env, ...(await agentGitEnv()), ...auth, GIT_TERMINAL_PROMPT: "0" },
     signal: context.signal,
     output,
     stdout,

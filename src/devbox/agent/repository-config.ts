@@ -1,4 +1,5 @@
-import { lstat, rename, rm } from "node:fs/promises";
+import { lstat, rename, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { OutputTail } from "../output-tail.js";
 import { runProcess } from "../process-runner.js";
@@ -6,21 +7,27 @@ import { GitStepError } from "./git-step-error.js";
 
 /**
  * Arguments every git the agent runs for itself starts with: it runs no hook and no fsmonitor
- * of the repository's (a command can write `.git/hooks/pre-push`), and reads no global config
- * (HOME is the commands' to write). The mirror and a local source belong to the host's user;
- * they are the only repositories in the DevBox not its own, and the host's.
+ * of the repository's (a command can write `.git/hooks/pre-push`).
  */
 export const AGENT_GIT_ARGS = [
   "-c",
   "core.hooksPath=/dev/null",
   "-c",
   "core.fsmonitor=false",
-  "-c",
-  "safe.directory=*",
 ] as const;
 
-/** The environment every git the agent runs for itself gets on top of its own. */
-export const AGENT_GIT_ENV = { GIT_CONFIG_GLOBAL: "/dev/null" } as const;
+/**
+ * The environment every git the agent runs for itself gets on top of its own: a global config of
+ * the agent's, written afresh for each (HOME's is the commands' to write), that only trusts the
+ * repositories of the DevBox not its own: the host's mirror and a local source. Git does not pass
+ * `-c` settings on to a local fetch's upload-pack, so this cannot be an argument.
+ */
+export async function agentGitEnv(): Promise<Record<string, string>> {
+  const file = join(tmpdir(), `clustercode-agent-${process.pid}.gitconfig`);
+  await rm(file, { force: true, recursive: true });
+  await writeFile(file, "[safe]\n\tdirectory = *\n", { flag: "wx", mode: 0o600 });
+  return { GIT_CONFIG_GLOBAL: file };
+}
 
 /**
  * The keys of a checkout's `.git/config` the agent's git may read. Anything else (an include, a
@@ -100,7 +107,7 @@ async function configGit(context: ConfigGuardContext, args: string[]): Promise<s
     args: [...AGENT_GIT_ARGS, "config", ...args],
     // Not in the checkout: `git config --file` needs no repository, and reads none then.
     cwd: "/",
-    env: { ...context.env, ...AGENT_GIT_ENV },
+    env: { ...context.env, ...(await agentGitEnv()) },
     signal: context.signal,
     output: new OutputTail(4096),
     stdout,
