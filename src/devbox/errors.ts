@@ -25,7 +25,9 @@ export type DevBoxErrorCode =
   /** The repository did not take the hub's move of a run branch onto a race winner's head. */
   | "move-failed"
   /** The setup cache's storage (the host's directory, the S3 bucket) failed. */
-  | "cache-unavailable";
+  | "cache-unavailable"
+  /** A path in a DevBox's directory is a link (or under one) where the host expects a file. */
+  | "unsafe-path";
 
 /**
  * The one error type of `src/devbox/`: a `code` to branch on, whether retrying may help, and the

@@ -10,9 +10,18 @@ export interface WarmMarker {
   setup: string[];
 }
 
-/** Records in `gitDir` that `setup` ran, and succeeded, at commit `sha`. */
+/** The marker's text, as {@link writeWarmMarker} writes it. */
+export function warmMarkerText(marker: WarmMarker): string {
+  return `${JSON.stringify(marker)}\n`;
+}
+
+/**
+ * Records in `gitDir` that `setup` ran, and succeeded, at commit `sha`. For the DevBox's own
+ * agent; the host writes into a DevBox's directory only without following links (see
+ * `local/no-follow.ts`).
+ */
 export async function writeWarmMarker(gitDir: string, marker: WarmMarker): Promise<void> {
-  await writeFile(join(gitDir, WARM_MARKER_FILE), `${JSON.stringify(marker)}\n`, { mode: 0o644 });
+  await writeFile(join(gitDir, WARM_MARKER_FILE), warmMarkerText(marker), { mode: 0o644 });
 }
 
 /**

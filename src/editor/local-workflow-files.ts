@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
-import { basename, dirname, join, relative } from "node:path";
+import { lstatSync } from "node:fs";
+import { mkdir, readFile, realpath, rename, writeFile } from "node:fs/promises";
+import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
 import { discoverWorkflows } from "../workflow/find-workflows.js";
 import { LAYOUT_FILE, positionsOf, withPositions } from "./layout-file.js";
 import { emptyWorkflow } from "./workflow-draft.js";
@@ -46,6 +47,15 @@ export class LocalWorkflowFiles implements WorkflowFiles {
         message: `${request.path} changed on disk since the editor opened it: reload to see the change (your edits are still in the editor; copy them first).`,
       };
     }
+    // A `.clustercode` or `.clustercode/workflows` that is a link (a repository can commit one)
+    // would have the save write wherever it points: refused before anything is written.
+    for (const path of [request.path, LAYOUT_FILE]) {
+      const outside = await outsideOf(this.root, path);
+      if (outside !== undefined) {
+        const message = `${outside} leads outside the repository (a symbolic link): not saved.`;
+        return { ok: false, status: 403, message };
+      }
+    }
     await this.#write(request.path, request.yaml);
     const layout = withPositions(await this.#read(LAYOUT_FILE), request.path, request.positions);
     await this.#write(LAYOUT_FILE, layout);
@@ -68,6 +78,38 @@ export class LocalWorkflowFiles implements WorkflowFiles {
     const temporary = `${target}.${process.pid}.tmp`;
     await writeFile(temporary, text, "utf8");
     await rename(temporary, target);
+  }
+}
+
+/**
+ * The first part of `path` (relative to `root`) that resolves outside `root` (a symbolic link,
+ * or `..`), or undefined when every existing part stays inside.
+ */
+export async function outsideOf(root: string, path: string): Promise<string | undefined> {
+  const top = await realpath(root);
+  let at = root;
+  for (const part of path.split(/[/\\]/).filter((piece) => piece !== "" && piece !== ".")) {
+    at = join(at, part);
+    const shown = relative(root, at);
+    if (part === ".." || isAbsolute(shown) || shown.startsWith("..")) return path;
+    const resolved = await realpath(at).catch((error: NodeJS.ErrnoException) => {
+      // A part that does not exist yet is made by the save, inside what resolved so far.
+      if (error.code === "ENOENT" && !isLink(at)) return undefined;
+      return null;
+    });
+    if (resolved === undefined) return undefined;
+    if (resolved === null || (resolved !== top && !resolved.startsWith(`${top}${sep}`)))
+      return shown;
+  }
+  return undefined;
+}
+
+/** Whether `path` is a symbolic link (one to nowhere does not resolve, and is refused). */
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
   }
 }
 

@@ -30,13 +30,21 @@ export const OWN_PID_NAMESPACE = [
 /** The variable the executor sets to say how commands are sandboxed. */
 export const COMMAND_SANDBOX_ENV = "CLUSTERCODE_COMMAND_SANDBOX";
 
-/** The wrapper `kind` names; undefined for none; an Error for a value it does not know. */
-export function commandSandbox(kind: string | undefined): CommandSandbox | undefined | Error {
+/**
+ * The wrapper `kind` names; undefined for none; an Error for a value it does not know.
+ * `readOnly`: directories a command may read but never write (the setup cache's: only the
+ * agent saves it, after `devbox.setup`, so no command can plant an entry a later DevBox restores).
+ */
+export function commandSandbox(
+  kind: string | undefined,
+  readOnly: readonly string[] = [],
+): CommandSandbox | undefined | Error {
   if (kind === undefined || kind === "" || kind === "none") return undefined;
   if (kind === "bwrap") {
+    const binds = readOnly.flatMap((dir) => ["--ro-bind-try", dir, dir]);
     return (file, args) => ({
       file: "bwrap",
-      args: [...OWN_PID_NAMESPACE, "--die-with-parent", "--", file, ...args],
+      args: [...OWN_PID_NAMESPACE, ...binds, "--die-with-parent", "--", file, ...args],
     });
   }
   const user = /^setpriv:([a-z_][a-z0-9_-]{0,31})$/.exec(kind)?.[1];

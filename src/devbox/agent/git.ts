@@ -1,7 +1,10 @@
-import { AppError } from "../../errors/app-error.js";
 import { OutputTail } from "../output-tail.js";
 import { runProcess } from "../process-runner.js";
 import type { SecretMask } from "./secret-mask.js";
+import { GitStepError } from "./git-step-error.js";
+import { AGENT_GIT_ARGS, agentGitEnv, guardRepositoryConfig } from "./repository-config.js";
+
+export { GitStepError } from "./git-step-error.js";
 
 /** Who checkpoint commits are by. */
 export const CHECKPOINT_AUTHOR = {
@@ -27,17 +30,6 @@ export interface GitContext {
 
 const NETWORK_STEPS = new Set(["ls-remote", "fetch", "push"]);
 
-/** A git step that failed, with the exit code of the step. */
-export class GitStepError extends AppError<"git-step-failed"> {
-  override readonly name = "GitStepError";
-  readonly exitCode: number;
-
-  constructor(step: string, exitCode: number) {
-    super("git-step-failed", `git ${step} exited with ${exitCode}`);
-    this.exitCode = exitCode;
-  }
-}
-
 /** Runs git with `args` (never through a shell). */
 async function git(
   context: GitContext,
@@ -50,10 +42,11 @@ async function git(
   const output = quiet ? new OutputTail(64 * 1024) : context.output;
   const { exitCode } = await runProcess({
     file: "git",
-    args,
+    // The repository's hooks and fsmonitor never run with the agent (nor with its token).
+    args: [...AGENT_GIT_ARGS, ...args],
     cwd: context.cwd,
     // Never wait for a password prompt: a missing credential is an error, not a hang.
-    env: { ...context.env, ...auth, GIT_TERMINAL_PROMPT: "0" },
+    env: { ...context.env, ...(await agentGitEnv()), ...auth, GIT_TERMINAL_PROMPT: "0" },
     signal: context.signal,
     output,
     stdout,
@@ -91,6 +84,8 @@ export async function checkoutRunBranch(
 ): Promise<string> {
   await checkBranchName(context, branch);
   await checkBranchName(context, baseBranch);
+  // What ran before (a warm setup) may have written the config: it is the agent's again.
+  await guardRepositoryConfig(context);
   const local = await git(
     context,
     ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}`],
@@ -136,6 +131,9 @@ export async function checkpoint(
   branch: string,
   messageFile: string,
 ): Promise<string> {
+  // The commands just run may have written hooks, filters, an `insteadOf` or a new origin into
+  // the config: none of it is read by the agent's git, which then holds the hub token.
+  await guardRepositoryConfig(context);
   await gitOrThrow(context, ["add", "--all"]);
   const { exitCode: diff } = await git(context, ["diff", "--cached", "--quiet"]);
   if (diff !== 0 && diff !== 1) throw new GitStepError("diff", diff);

@@ -55,7 +55,7 @@ export function readAgentSettings(decoded: Settings, token?: string): AgentSetti
     heartbeatMs: devboxes.heartbeatMs,
     lapseMs: devboxes.lapseMs,
   };
-  const sandbox = commandSandbox(agent.commandSandbox);
+  const sandbox = commandSandbox(agent.commandSandbox, agent.setupCacheDirs);
   if (sandbox instanceof Error) problems.push(sandbox.message);
   else if (sandbox !== undefined) settings.sandbox = sandbox;
   const setupCache = parseSetupCache(agent.setupCache, agent.setupCacheDirs);

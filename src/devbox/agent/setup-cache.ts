@@ -7,6 +7,7 @@ import { cachePathProblem } from "../../workflow/cache-path.js";
 import { OutputTail } from "../output-tail.js";
 import { archiveName, parsePointer, pointerName, pointerText } from "../setup-cache-layout.js";
 import { runProcess } from "../process-runner.js";
+import { AGENT_GIT_ARGS, agentGitEnv } from "./repository-config.js";
 
 /** One `devbox.cache` entry: `paths` of the checkout, saved under the hash of the `key` files. */
 export interface SetupCacheEntry {
@@ -125,8 +126,14 @@ export async function unpackArchive(
   sha256: string,
 ): Promise<boolean> {
   const actual = await fileSha256(archive).catch(() => undefined);
-  if (actual === sha256) await clearPaths(context.cwd, entry.paths);
-  const unpacked = actual === sha256 && (await tar(context, ["-xf", archive, "-C", context.cwd]));
+  // The archive is data of the cache's, not code anyone approved: it may hold only the entry's
+  // declared paths, and never a file the checkout tracks.
+  const problem = actual === sha256 ? await archiveProblem(context, entry, archive) : undefined;
+  if (problem !== undefined) context.say(`setup cache: refused: ${problem}`);
+  const sound = actual === sha256 && problem === undefined;
+  if (sound) await clearPaths(context.cwd, entry.paths);
+  const members = sound ? ["--", ...entry.paths] : [];
+  const unpacked = sound && (await tar(context, ["-xf", archive, "-C", context.cwd, ...members]));
   if (!unpacked) await clearPaths(context.cwd, entry.paths);
   return unpacked;
 }
@@ -189,6 +196,58 @@ export async function saveSetupCache(
       await rm(`${temporary}.sha256`, { force: true });
     }
   }
+}
+
+/**
+ * What is wrong with unpacking `archive` for `entry`, or undefined: a member outside the entry's
+ * paths (or climbing out with `..`), or one that is a file the checkout tracks.
+ */
+async function archiveProblem(
+  context: CacheContext,
+  entry: SetupCacheEntry,
+  archive: string,
+): Promise<string | undefined> {
+  const listed = await capture(context, "tar", ["-tf", archive]);
+  if (listed === undefined) return "the archive cannot be listed";
+  const members = listed
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((name) => name.replace(/^(\.\/)+/, "").replace(/\/+$/, ""));
+  const inside = (name: string) =>
+    entry.paths.some((path) => name === path || name.startsWith(`${path}/`));
+  const outside = members.find((name) => name.split("/").includes("..") || !inside(name));
+  if (outside !== undefined) return `${outside} is not under ${entry.paths.join(", ")}`;
+  const tracked = await capture(context, "git", [
+    ...AGENT_GIT_ARGS,
+    "ls-files",
+    "-z",
+    "--",
+    ...entry.paths,
+  ]);
+  if (tracked === undefined) return "the checkout's tracked files cannot be listed";
+  const trackedFiles = new Set(tracked.split("\0").filter((name) => name !== ""));
+  const overwritten = members.find((name) => trackedFiles.has(name));
+  return overwritten === undefined ? undefined : `${overwritten} is a tracked file`;
+}
+
+/** The standard output of `file` (never through a shell), or undefined when it failed. */
+async function capture(
+  context: CacheContext,
+  file: string,
+  args: string[],
+): Promise<string | undefined> {
+  // A listing too long to keep whole cannot be checked whole: it counts as a failure.
+  const stdout = new OutputTail(64 * 1024 * 1024);
+  const { exitCode } = await runProcess({
+    file,
+    args,
+    cwd: context.cwd,
+    env: file === "git" ? { ...context.env, ...(await agentGitEnv()) } : context.env,
+    signal: context.signal,
+    output: new OutputTail(4096),
+    stdout,
+  });
+  return exitCode === 0 && !stdout.truncated ? stdout.text() : undefined;
 }
 
 /** Runs tar (never through a shell); whether it succeeded. */

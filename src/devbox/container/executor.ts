@@ -1,7 +1,7 @@
 import { execFile, type ChildProcess } from "node:child_process";
 import { existsSync, writeSync } from "node:fs";
-import { mkdir, open, readdir, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, readdir, rm } from "node:fs/promises";
+import { join, relative } from "node:path";
 import { promisify } from "node:util";
 import { COMMAND_SANDBOX_ENV } from "../agent/command-sandbox.js";
 import { DevBoxError } from "../errors.js";
@@ -15,6 +15,7 @@ import { devBoxPaths, type LocalDevBoxPaths } from "../local/devbox-paths.js";
 import { HubRelay } from "../local/hub-relay.js";
 import { isLocalPath, prepareSandboxedFiles, proxyEnv, spawnAgent } from "../local/launch.js";
 import { mirrorOf } from "../local/mirror.js";
+import { appendInside, writeFileInside } from "../local/no-follow.js";
 import { waitForExit } from "../local/process-info.js";
 import { devboxUid } from "../local/sandbox.js";
 import { chooseEngine, type ContainerEngine, type ContainerEngineKind } from "./engine.js";
@@ -87,7 +88,8 @@ export class ContainerExecutor implements DevBoxExecutor {
     const paths = this.paths(request.devboxId);
     await mkdir(paths.tmp, { recursive: true, mode: 0o700 });
     await mkdir(paths.home, { recursive: true, mode: 0o700 });
-    const log = await open(paths.logFile, "a", 0o600);
+    // Never through a link a DevBox left in the log's place.
+    const log = await appendInside(paths.dir, relative(paths.dir, paths.logFile));
     try {
       const say = (line: string) => writeSync(log.fd, `${line}\n`);
       const { stateDir } = this.#options;
@@ -114,7 +116,12 @@ export class ContainerExecutor implements DevBoxExecutor {
         { ...paths, logFd: log.fd, token: request.token },
       );
       this.#track(request.devboxId, spawned);
-      await writeFile(paths.pidFile, `${spawned.pid}\n`);
+      await writeFileInside(
+        paths.dir,
+        relative(paths.dir, paths.pidFile),
+        `${spawned.pid}\n`,
+        0o644,
+      );
     } finally {
       await log.close();
     }

@@ -1,6 +1,5 @@
-import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
-import { join } from "node:path";
+import { relative } from "node:path";
 import { DevBoxError } from "../errors.js";
 import type { StartRequest } from "../executor.js";
 import { hubGitAuthEnv } from "../hub/git/git-auth.js";
@@ -8,6 +7,7 @@ import { OutputTail } from "../output-tail.js";
 import { runProcess } from "../process-runner.js";
 import { viaHub } from "./agent-env.js";
 import { git, MIRROR_FRESH_MS, mirrorOf, refreshMirror } from "./mirror.js";
+import { isPlainFileInside } from "./no-follow.js";
 import { withoutCredentials } from "./repository-url.js";
 
 /** The remote a partial checkout fetches missing blobs from: the host's mirror, no network. */
@@ -168,16 +168,17 @@ export async function setOrigin(
 ): Promise<boolean> {
   const { exitCode } = await runProcess({
     file: "git",
-    // The checkout may belong to the DevBox's own uid.
+    // Only the config file is read and written: git is never run in a checkout the DevBox had,
+    // whose config (a hook, an fsmonitor, an include) is the repository's code. The caller made
+    // sure the file is no link; the cwd is none of the DevBox's either.
     args: [
-      "-c",
-      `safe.directory=${paths.checkout}`,
-      "remote",
-      "set-url",
-      "origin",
+      "config",
+      "--file",
+      `${paths.checkout}/.git/config`,
+      "remote.origin.url",
       withoutCredentials(repository),
     ],
-    cwd: paths.checkout,
+    cwd: "/",
     env,
     signal: new AbortController().signal,
     output: new OutputTail(1024),
@@ -204,7 +205,10 @@ export async function prepareCheckout(
   options: CheckoutOptions,
   env: Record<string, string>,
 ): Promise<void> {
-  if (!existsSync(join(paths.checkout, ".git"))) {
+  // A checkout whose `.git` or config is a link (or under one) is not reused: the host would
+  // write its origin through it. It is cloned afresh.
+  const config = `${relative(paths.dir, paths.checkout)}/.git/config`;
+  if (!(await isPlainFileInside(paths.dir, config))) {
     await cloneCheckout(request, { ...paths, ...options }, env);
   } else if (!(await setOrigin(paths, request.repository, env))) {
     throw new DevBoxError(

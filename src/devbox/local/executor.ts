@@ -1,7 +1,7 @@
 import type { ChildProcess } from "node:child_process";
 import { existsSync, writeSync } from "node:fs";
-import { mkdir, open, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { basename, join, sep } from "node:path";
+import { mkdir, readdir, rm } from "node:fs/promises";
+import { basename, join, relative, sep } from "node:path";
 import { readRunningCommand } from "../agent/command-journal.js";
 import { DevBoxError } from "../errors.js";
 import { SingleFlight } from "../single-flight.js";
@@ -24,6 +24,12 @@ import type { DefaultBranchMoves } from "../branch-moves.js";
 import type { WarmDemand } from "../warm-demand.js";
 import { devBoxPaths, type LocalDevBoxPaths } from "./devbox-paths.js";
 import { runWarmSetup } from "./warm-setup.js";
+import {
+  appendInside,
+  ownDirectory,
+  readInside,
+  writeFileInside,
+} from "./no-follow.js";
 
 export type { LocalDevBoxPaths } from "./devbox-paths.js";
 
@@ -161,8 +167,10 @@ export class LocalExecutor implements DevBoxExecutor {
     // A warm DevBox's directory becomes this one's: the clone and its setup are there already.
     if (!existsSync(paths.dir)) await this.#pool?.claim(request, paths.dir);
     await mkdir(paths.dir, { recursive: true });
-    await mkdir(paths.tmp, { recursive: true, mode: 0o700 });
-    const log = await open(paths.logFile, "a", 0o600);
+    // Every name in the directory may be a link to a host file a warm setup or an earlier agent
+    // left there: the host makes its own directories and opens its files without following one.
+    await ownDirectory(paths.dir, relative(paths.dir, paths.tmp), 0o700);
+    const log = await appendInside(paths.dir, relative(paths.dir, paths.logFile));
     try {
       await this.#prepareCheckout(request, paths, (line) => writeLine(log.fd, line));
       const uid = process.getuid?.() === 0 ? devboxUid(request.devboxId) : undefined;
@@ -198,7 +206,7 @@ export class LocalExecutor implements DevBoxExecutor {
           this.#children.delete(request.devboxId);
       });
       spawned.unref();
-      await writeFile(paths.pidFile, `${pid}\n`);
+      await writeFileInside(paths.dir, relative(paths.dir, paths.pidFile), `${pid}\n`, 0o644);
     } finally {
       await log.close();
     }
@@ -299,14 +307,9 @@ export class LocalExecutor implements DevBoxExecutor {
 
   /** The pid in the DevBox's pid file when that process is alive and is our agent for that id. */
   async #livePid(devboxId: string): Promise<number | undefined> {
-    const { pidFile } = this.paths(devboxId);
-    let text: string;
-    try {
-      text = await readFile(pidFile, "utf8");
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-      throw error;
-    }
+    const { dir, pidFile } = this.paths(devboxId);
+    const text = existsSync(dir) ? await readInside(dir, relative(dir, pidFile)) : undefined;
+    if (text === undefined) return undefined;
     const pid = Number(text.trim());
     if (!Number.isInteger(pid) || pid <= 0 || !(await isAlive(pid))) return undefined;
     const args = await commandLineOf(pid);

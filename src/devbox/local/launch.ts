@@ -1,11 +1,11 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { mkdir, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { promisify } from "node:util";
 import { DevBoxError } from "../errors.js";
 import { COMMAND_SANDBOX_ENV } from "../agent/command-sandbox.js";
 import { AGENT_ENV } from "../protocol.js";
 import { HubRelay } from "./hub-relay.js";
+import { ownDirectory, writeFileInside } from "./no-follow.js";
 import { HUB_SOCKET_IN_SANDBOX, sandboxedAgent, type Isolation } from "./sandbox.js";
 
 const run = promisify(execFile);
@@ -49,7 +49,8 @@ export interface Launched {
 
 /** Starts the agent, sandboxed unless the isolation is none, and writes it its token. */
 export async function launchAgent(request: LaunchRequest): Promise<Launched> {
-  await mkdir(request.home, { recursive: true, mode: 0o700 });
+  // What ran in the DevBox before (a warm setup) may have left a link to a host directory here.
+  await ownDirectory(request.dir, relative(request.dir, request.home), 0o700);
   const command = [
     process.execPath,
     request.cliPath,
@@ -103,7 +104,10 @@ export async function launchAgent(request: LaunchRequest): Promise<Launched> {
  * app's user, not the DevBox's), and gives the DevBox its files. The container executor's too.
  */
 export async function prepareSandboxedFiles(
-  request: Pick<LaunchRequest, "repository" | "mirror" | "uid" | "checkout" | "tmp" | "home">,
+  request: Pick<
+    LaunchRequest,
+    "repository" | "mirror" | "uid" | "dir" | "checkout" | "tmp" | "home"
+  >,
 ): Promise<void> {
   const trusted = [
     ...(isLocalPath(request.repository) ? [request.repository, `${request.repository}/.git`] : []),
@@ -111,7 +115,9 @@ export async function prepareSandboxedFiles(
   ];
   if (trusted.length > 0) {
     const config = `[safe]\n${trusted.map((dir) => `\tdirectory = ${dir}\n`).join("")}`;
-    await writeFile(join(request.home, ".gitconfig"), config, { mode: 0o600 });
+    // Never through a link the DevBox left in its place: the host's own file would be written.
+    const gitconfig = `${relative(request.dir, request.home)}/.gitconfig`;
+    await writeFileInside(request.dir, gitconfig, config);
   }
   if (request.uid !== undefined) {
     const owner = `${request.uid}:${request.uid}`;

@@ -1,7 +1,9 @@
-import { existsSync } from "node:fs";
-import { open, readdir, stat } from "node:fs/promises";
+import { constants, existsSync } from "node:fs";
+import { readdir, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { StringDecoder } from "node:string_decoder";
+import { DevBoxError } from "../errors.js";
+import { openInside } from "./no-follow.js";
 
 /** A new whole line of a DevBox's log. */
 export interface DevBoxLogLine {
@@ -32,12 +34,12 @@ export class DevBoxLogTail {
   async read(): Promise<DevBoxLogLine[]> {
     const lines: DevBoxLogLine[] = [];
     for (const name of await this.#devboxes()) {
-      const log = join(this.#root, name, "agent.log");
+      const dir = join(this.#root, name);
       if (!this.#offsets.has(name)) {
-        const live = existsSync(join(this.#root, name, "pid"));
-        this.#offsets.set(name, this.#first && !live ? await sizeOf(log) : 0);
+        const live = existsSync(join(dir, "pid"));
+        this.#offsets.set(name, this.#first && !live ? await sizeOf(dir) : 0);
       }
-      const text = await this.#readFrom(name, log);
+      const text = await this.#readFrom(name, dir);
       const pieces = `${this.#partial.get(name) ?? ""}${text}`.split("\n");
       this.#partial.set(name, pieces.pop() ?? "");
       const devbox = name.slice(this.#prefix.length);
@@ -65,12 +67,13 @@ export class DevBoxLogTail {
     }
   }
 
-  async #readFrom(name: string, path: string): Promise<string> {
+  async #readFrom(name: string, dir: string): Promise<string> {
     const offset = this.#offsets.get(name) ?? 0;
-    const size = await sizeOf(path);
-    if (size <= offset) return "";
-    const file = await open(path, "r");
+    const file = await openLog(dir);
+    if (file === undefined) return "";
     try {
+      const size = (await file.stat()).size;
+      if (size <= offset) return "";
       const buffer = Buffer.alloc(size - offset);
       const { bytesRead } = await file.read(buffer, 0, buffer.length, offset);
       this.#offsets.set(name, offset + bytesRead);
@@ -83,11 +86,25 @@ export class DevBoxLogTail {
   }
 }
 
-async function sizeOf(path: string): Promise<number> {
+/**
+ * The DevBox's log, opened without following a link: the agent could have replaced it with one
+ * to a host file, whose contents would be shown as its log. Undefined when missing or refused.
+ */
+async function openLog(dir: string): Promise<FileHandle | undefined> {
   try {
-    return (await stat(path)).size;
+    return await openInside(dir, "agent.log", constants.O_RDONLY);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return 0;
+    if (error instanceof DevBoxError || (error as NodeJS.ErrnoException).code === "ENOENT")
+      return undefined;
     throw error;
+  }
+}
+
+async function sizeOf(dir: string): Promise<number> {
+  const file = await openLog(dir);
+  try {
+    return file === undefined ? 0 : (await file.stat()).size;
+  } finally {
+    await file?.close();
   }
 }

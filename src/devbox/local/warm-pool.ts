@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, rename, rm } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { StartRequest } from "../executor.js";
-import { writeWarmMarker } from "../warm-marker.js";
+import { WARM_MARKER_FILE, warmMarkerText } from "../warm-marker.js";
+import { writeFileInside } from "./no-follow.js";
 import { templateOf, warmKey, type WarmTemplate } from "../warm-key.js";
 import {
   cloneWarm,
@@ -253,7 +254,12 @@ export class WarmPool {
     });
     const ok = await this.#options.setUp(paths, template.setup, mirror, this.#life.signal);
     // A setup that failed here (no network before the claim, say) runs again at the claim.
-    if (ok) await writeWarmMarker(join(paths.checkout, ".git"), { sha, setup: template.setup });
+    // The setup may have left a link in the marker's place (or for `.git`): never written through.
+    if (ok) {
+      const marker = warmMarkerText({ sha, setup: template.setup });
+      const at = `${relative(paths.dir, paths.checkout)}/.git/${WARM_MARKER_FILE}`;
+      await writeFileInside(paths.dir, at, marker, 0o644);
+    }
     await rm(paths.tmp, { recursive: true, force: true });
     return this.#life.signal.aborted ? undefined : { dir, sha };
   }

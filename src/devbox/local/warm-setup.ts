@@ -1,10 +1,11 @@
 import { execFile } from "node:child_process";
 import { rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { relative } from "node:path";
 import { promisify } from "node:util";
 import { OutputTail } from "../output-tail.js";
 import { killGroup, runProcess } from "../process-runner.js";
 import type { LocalDevBoxPaths } from "./devbox-paths.js";
+import { writeFileInside } from "./no-follow.js";
 import { sandboxedAgent, type Isolation } from "./sandbox.js";
 
 const run = promisify(execFile);
@@ -34,14 +35,16 @@ export async function runWarmSetup(
   options: WarmSetupOptions,
 ): Promise<boolean> {
   const env: Record<string, string> = { ...options.env, HOME: paths.home, TMPDIR: paths.tmp };
-  // The sandbox binds a hub socket; before the claim there is none, only an empty file.
-  const noHub = join(paths.dir, "no-hub");
+  // The sandbox binds a hub socket; before the claim there is none, only an empty file. It lives
+  // beside the DevBox's directory, not in it: bwrap resolves a bind's source on the host, and a
+  // setup command could have put a link to a host file in its place for the next one to bind.
+  const noHub = `${paths.dir}.no-hub`;
   if (options.isolation.kind !== "none") {
     await writeFile(noHub, "", { mode: 0o600 });
     // The mirror belongs to the app's user, not the DevBox's: git must be told to trust it.
     if (options.mirror !== undefined) {
       const config = `[safe]\n\tdirectory = ${options.mirror}\n`;
-      await writeFile(join(paths.home, ".gitconfig"), config, { mode: 0o600 });
+      await writeFileInside(paths.dir, `${relative(paths.dir, paths.home)}/.gitconfig`, config);
     }
     if (options.uid !== undefined) {
       const owner = `${options.uid}:${options.uid}`;

@@ -35,6 +35,8 @@ afterEach(() => rm(root, { recursive: true, force: true }));
 function checkout(name: string, lock = "v1", installed = false): string {
   const dir = join(root, name);
   mkdirSync(dir, { recursive: true });
+  // A checkout: the cache checks an entry against the files it tracks (here none).
+  execFileSync("git", ["init", "--quiet", dir]);
   writeFileSync(join(dir, "package-lock.json"), lock);
   if (installed) {
     mkdirSync(join(dir, "node_modules", "left-pad"), { recursive: true });
