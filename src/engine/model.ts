@@ -134,6 +134,10 @@ export interface HeldDevBox {
   harness?: Record<string, string>;
   /** How the DevBox is isolated ("bubblewrap", "none (CLUSTERCODE_UNSAFE_LOCAL_DEVBOX=1)"). */
   isolation?: string;
+  /** The commit it must start on (the run's last checkpoint), when the run has one. */
+  sha?: string;
+  /** Claims before this one refused for starting on another commit (see devbox-sha.ts). */
+  staleStarts?: number;
 }
 
 /** One contender of a prototype race. */
