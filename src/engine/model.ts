@@ -346,7 +346,8 @@ export type RunEvent = { at: number } & (
    */
   | {
       type: "run.observed";
-      what: "pull_request.closed" | "ci.failed";
+      /** `branch.moved`: the run branch's head on GitHub is no longer the run's checkpoint. */
+      what: "pull_request.closed" | "ci.failed" | "branch.moved";
       merged?: boolean;
       sha?: string;
       check?: string;
