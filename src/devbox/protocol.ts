@@ -40,6 +40,8 @@ export const AGENT_ENV = {
   branch: "CLUSTERCODE_BRANCH",
   /** The branch a missing run branch is created from. */
   baseBranch: "CLUSTERCODE_BASE_BRANCH",
+  /** The commit the run branch is reset to: the run's last checkpoint (unset before one). */
+  startSha: "CLUSTERCODE_START_SHA",
   /** The setup commands, a JSON array of strings. */
   setup: "CLUSTERCODE_SETUP",
   /** `devbox.cache`, a JSON array of `{ key, paths }`. */

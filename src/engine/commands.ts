@@ -105,6 +105,12 @@ export interface DevBoxSpec {
   /** Branch the DevBox checks out (created from `baseBranch` when missing). */
   branch: string;
   baseBranch: string;
+  /**
+   * The commit the DevBox must start on: the run's last checkpoint, once there is one. The
+   * DevBox resets `branch` to it (fetched by sha when its copy lacks it) and reports its head;
+   * the engine refuses a DevBox that reports another.
+   */
+  sha?: string;
   setup: string[];
   /** `devbox.cache`: what setup makes, restored before it and saved after it (see the agent). */
   cache?: { key: string[]; paths: string[] }[];

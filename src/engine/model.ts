@@ -134,6 +134,10 @@ export interface HeldDevBox {
   harness?: Record<string, string>;
   /** How the DevBox is isolated ("bubblewrap", "none (CLUSTERCODE_UNSAFE_LOCAL_DEVBOX=1)"). */
   isolation?: string;
+  /** The commit it must start on (the run's last checkpoint), when the run has one. */
+  sha?: string;
+  /** Claims before this one refused for starting on another commit (see devbox-sha.ts). */
+  staleStarts?: number;
 }
 
 /** One contender of a prototype race. */
@@ -345,7 +349,8 @@ export type RunEvent = { at: number } & (
    */
   | {
       type: "run.observed";
-      what: "pull_request.closed" | "ci.failed";
+      /** `branch.moved`: the run branch's head on GitHub is no longer the run's checkpoint. */
+      what: "pull_request.closed" | "ci.failed" | "branch.moved";
       merged?: boolean;
       sha?: string;
       check?: string;

@@ -8,6 +8,7 @@ import {
   type StepResult,
 } from "./model.js";
 import { addFeedback } from "./feedback-log.js";
+import { heldSlot, reclaimStale, startedStale } from "./devbox-sha.js";
 import { answerApproval } from "./nodes/approval.js";
 import { CHECKPOINT_GRACE_MS } from "./nodes/begin-stop.js";
 import type { NodeBehaviour } from "./nodes/node-behaviour.js";
@@ -61,7 +62,10 @@ export function step(
   return { snapshot: t.snapshot, effects: t.effects };
 }
 
-/** A DevBox started (or could not): what it reports is kept on the DevBox the run holds. */
+/**
+ * A DevBox started (or could not): what it reports is kept on the DevBox the run holds. One that
+ * started on another commit than the run's last checkpoint is refused and claimed again.
+ */
 function devboxReady(
   t: Transition,
   event: Extract<RunEvent, { type: "devbox.ready" }>,
@@ -77,6 +81,14 @@ function devboxReady(
   }
   if (held !== undefined && !held.ready && event.isolation !== undefined) {
     held.isolation = event.isolation;
+  }
+  const slot = held === undefined ? undefined : heldSlot(t, held);
+  if (held !== undefined && slot !== undefined && startedStale(held, event)) {
+    // Not the run's last checkpoint: another DevBox is claimed, or the start fails for good.
+    const next = reclaimStale(t, held, event);
+    if ("error" in next) return onReady(t, event.devboxId, false, next.error);
+    slot(next.devbox);
+    return undefined;
   }
   return onReady(t, event.devboxId, event.ok, event.error);
 }

@@ -117,7 +117,10 @@ export class Transition {
   /** Asks for a new DevBox on `branch`, created from the run branch or the base branch. */
   claimDevBox(branch: string): HeldDevBox {
     const id = `d${this.snapshot.seq}`;
-    const base = this.snapshot.branchPushed ? this.snapshot.branch : this.definition.baseBranch;
+    const { branchPushed, lastSha } = this.snapshot;
+    const base = branchPushed ? this.snapshot.branch : this.definition.baseBranch;
+    // Once a checkpoint was pushed, a DevBox starts on the last one and on nothing else.
+    const sha = branchPushed ? lastSha : undefined;
     const { workflow, baseBranch } = this.definition;
     this.emit({
       type: "devbox.claim",
@@ -125,12 +128,13 @@ export class Transition {
       spec: {
         branch,
         baseBranch: base,
+        ...(sha === undefined ? {} : { sha }),
         ...devboxShapeOf(workflow, baseBranch),
         ...harnessesOf(this.definition),
       },
     });
-    this.record("devbox.claimed", { devbox: id, branch });
-    return { id, branch, ready: false };
+    this.record("devbox.claimed", { devbox: id, branch, ...(sha === undefined ? {} : { sha }) });
+    return { id, branch, ready: false, ...(sha === undefined ? {} : { sha }) };
   }
 
   releaseDevBox(devbox: HeldDevBox | undefined): void {

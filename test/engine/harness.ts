@@ -103,8 +103,8 @@ export class SimulatedRun {
     if (this.world.pause?.(effect) === true) return;
     const at = this.clock + 1;
     if (effect.type === "devbox.claim") {
-      // The checkout's head: the base branch's commit until the run branch was pushed.
-      const sha = `head-of-${effect.spec.baseBranch}`;
+      // The checkout's head: the commit it was asked for, else the base branch's.
+      const sha = effect.spec.sha ?? `head-of-${effect.spec.baseBranch}`;
       this.queue.push({ type: "devbox.ready", devboxId: effect.devboxId, ok: true, sha, at });
     } else if (effect.type === "command.dispatch") {
       const { request } = effect;

@@ -72,20 +72,26 @@ export async function checkBranchName(context: GitContext, branch: string): Prom
   await gitOrThrow(context, ["check-ref-format", `refs/heads/${branch}`]);
 }
 
+/** A full commit id (sha-1 or sha-256), as the engine passes the run's last checkpoint. */
+const COMMIT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+
 /**
- * Checks out the run branch: the local branch when this checkout already has it (a restarted
- * agent keeps its work), else origin's branch when it exists there, else a new branch from
- * origin's `baseBranch`. Returns the checked-out commit.
+ * Checks out the run branch at `sha` when given (the run's last checkpoint: the only commit a
+ * DevBox may start on, see {@link checkoutAt}); else the local branch when this checkout
+ * already has it (a restarted agent keeps its work), else origin's branch when it exists there,
+ * else a new branch from origin's `baseBranch`. Returns the checked-out commit.
  */
 export async function checkoutRunBranch(
   context: GitContext,
   branch: string,
   baseBranch: string,
+  sha?: string,
 ): Promise<string> {
   await checkBranchName(context, branch);
   await checkBranchName(context, baseBranch);
   // What ran before (a warm setup) may have written the config: it is the agent's again.
   await guardRepositoryConfig(context);
+  if (sha !== undefined && (await checkoutAt(context, branch, sha))) return headOf(context);
   const local = await git(
     context,
     ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}`],
@@ -118,6 +124,35 @@ export async function checkoutRunBranch(
       `refs/remotes/origin/${source}`,
     ]);
   }
+  return headOf(context);
+}
+
+/**
+ * Resets `branch` to `sha` and checks it out, fetching the commit by its id from origin when the
+ * checkout lacks it (a clone from a mirror fetched before the last checkpoint was pushed), then
+ * by the run branch. The clone's own copy of the branch is never trusted: it may be a round old.
+ * False when origin does not have the commit either: the caller checks out what there is, and
+ * the engine, told that head, refuses the DevBox.
+ */
+async function checkoutAt(context: GitContext, branch: string, sha: string): Promise<boolean> {
+  if (!COMMIT_ID.test(sha)) throw new GitStepError("check-commit-id", 1);
+  const has = async () =>
+    (await git(context, ["cat-file", "-e", `${sha}^{commit}`], true)).exitCode === 0;
+  if (!(await has())) await git(context, ["fetch", "--quiet", "origin", sha]);
+  if (!(await has())) {
+    await git(context, [
+      "fetch",
+      "--quiet",
+      "origin",
+      `+refs/heads/${branch}:refs/remotes/origin/${branch}`,
+    ]);
+  }
+  if (!(await has())) return false;
+  await gitOrThrow(context, ["checkout", "--quiet", "--no-track", "-B", branch, sha]);
+  return true;
+}
+
+async function headOf(context: GitContext): Promise<string> {
   return (await gitOrThrow(context, ["rev-parse", "HEAD"], true)).trim();
 }
 

@@ -9,6 +9,8 @@ export interface AgentSettings {
   runId: string;
   branch: string;
   baseBranch: string;
+  /** The commit the DevBox must start on (the run's last checkpoint), when there is one. */
+  startSha?: string;
   setup: string[];
   /** `devbox.cache` and where it is kept; undefined when the workflow caches nothing. */
   setupCache?: SetupCacheSettings;
@@ -61,6 +63,7 @@ export function readAgentSettings(decoded: Settings, token?: string): AgentSetti
   const setupCache = parseSetupCache(agent.setupCache, agent.setupCacheDirs);
   if (setupCache instanceof Error) problems.push(setupCache.message);
   else if (setupCache !== undefined) settings.setupCache = setupCache;
+  if (agent.startSha !== undefined) settings.startSha = agent.startSha;
   if (agent.hubSocket !== undefined) settings.hubSocket = agent.hubSocket;
   if (agent.isolation !== undefined) settings.isolation = agent.isolation;
   if (agent.gitViaHub === true) settings.gitViaHub = true;

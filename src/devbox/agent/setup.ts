@@ -46,7 +46,7 @@ export interface SetupContext {
  */
 export async function setUpCheckout(
   context: SetupContext,
-  settings: Pick<AgentSettings, "branch" | "baseBranch" | "setup" | "setupCache">,
+  settings: Pick<AgentSettings, "branch" | "baseBranch" | "startSha" | "setup" | "setupCache">,
 ): Promise<SetupOutcome> {
   const output = new OutputTail(OUTPUT_LIMIT_BYTES);
   const git: GitContext = { ...context, output };
@@ -54,7 +54,7 @@ export async function setUpCheckout(
   let journal: CommandJournal;
   let gitDir: string;
   try {
-    sha = await checkoutRunBranch(git, settings.branch, settings.baseBranch);
+    sha = await checkoutRunBranch(git, settings.branch, settings.baseBranch, settings.startSha);
     gitDir = await gitDirectory(git);
     journal = await CommandJournal.open(gitDir);
   } catch (error) {

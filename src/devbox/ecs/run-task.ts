@@ -63,6 +63,7 @@ export function taskEnvironment(
     [AGENT_ENV.token]: request.token,
     [AGENT_ENV.branch]: spec.branch,
     [AGENT_ENV.baseBranch]: spec.baseBranch,
+    ...(spec.sha === undefined ? {} : { [AGENT_ENV.startSha]: spec.sha }),
     [AGENT_ENV.setup]: JSON.stringify(spec.setup),
     // No cache directory: the agent keeps `devbox.cache` through the hub, which scopes it.
     ...(spec.cache === undefined || spec.cache.length === 0

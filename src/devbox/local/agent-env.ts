@@ -55,6 +55,7 @@ export function agentEnvironment(
     [AGENT_ENV.runId]: request.runId,
     [AGENT_ENV.branch]: request.spec.branch,
     [AGENT_ENV.baseBranch]: request.spec.baseBranch,
+    ...(request.spec.sha === undefined ? {} : { [AGENT_ENV.startSha]: request.spec.sha }),
     [AGENT_ENV.setup]: JSON.stringify(request.spec.setup),
     [AGENT_ENV.secrets]: JSON.stringify(request.spec.secrets),
     ...(request.spec.harnesses === undefined

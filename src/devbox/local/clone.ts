@@ -98,10 +98,16 @@ async function partialClone(
   const mirror = mirrorOf(paths.stateDir, request);
   const auth = viaHub(request) ? hubGitAuthEnv(request.token) : {};
   // A mirror fetched moments ago (claims in a row, prototype variants) is not fetched again: a
-  // round trip through the hub, which makes a staging repository for the DevBox first. The clone
-  // is only a starting point: the agent fetches its run branch or base from origin in any case.
+  // round trip through the hub, which makes a staging repository for the DevBox first. That is
+  // only a saving, never trusted for correctness: a mirror that lacks the commit the DevBox must
+  // start on (a checkpoint pushed since) is fetched whatever its age, and the agent resets its
+  // run branch to that commit, fetching it from origin when the clone still lacks it.
   const freshMs = paths.mirrorFreshMs ?? MIRROR_FRESH_MS;
   await refreshMirror(mirror, request.repository, { ...env, ...auth }, freshMs);
+  const sha = request.spec.sha;
+  if (sha !== undefined && !(await hasCommit(mirror, sha, env))) {
+    await refreshMirror(mirror, request.repository, { ...env, ...auth }, 0);
+  }
   const branch = await firstBranch(mirror, [request.spec.branch, request.spec.baseBranch], env);
   await rm(paths.checkout, { recursive: true, force: true });
   try {
@@ -137,6 +143,19 @@ async function partialClone(
     await rm(paths.checkout, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** Whether the mirror has the commit `sha` (a full commit id; anything else: no). */
+async function hasCommit(
+  mirror: string,
+  sha: string,
+  env: Record<string, string>,
+): Promise<boolean> {
+  if (!/^[0-9a-f]{40,64}$/.test(sha)) return false;
+  return git(["cat-file", "-e", `${sha}^{commit}`], mirror, env).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** The first of `branches` the mirror has, or undefined (then the mirror's HEAD). */

@@ -13,7 +13,8 @@ import {
   type IndexedRun,
 } from "../../runtime/issue-runs.js";
 import { RunRepository, type RunDocument } from "../../store/run-repository.js";
-import { waitingApproval } from "../../runtime/waiting-approval.js";
+import { branchMoved, waitingApproval } from "../../runtime/waiting-approval.js";
+import { branchHead } from "../client/branch-head.js";
 import type { UntimedFeedback } from "./review-feedback.js";
 
 /** Where a person spoke: the repository, the issue or PR, who, and a link to it. */
@@ -173,11 +174,17 @@ export class Answers {
   ): Promise<ApprovalOutcome> {
     const { runId } = run;
     const { decision, note, visit, review = {} } = answer;
+    // An approval counts for the branch's head on GitHub as it is now, not as the run left it.
+    const head =
+      decision === "approved" && run.document.state.awaiting?.kind === "approval"
+        ? await branchHead(who.gh, who.repo, run.document.definition.branch)
+        : undefined;
     const waiting = waitingApproval(run.document, {
       runId,
       actor: who.actor,
       ...(visit === undefined ? {} : { visit }),
       ...(review.headSha === undefined ? {} : { headSha: review.headSha }),
+      ...(head === undefined ? {} : { branchHead: head }),
     });
     if (!waiting.ok) return { applied: false, why: waiting.why };
     const permission = await mayApprove(who.gh, who.repo, who.actor, waiting.approval.approvers);
@@ -336,6 +343,33 @@ export class Answers {
       ...observed,
       at: this.deps.now(),
     });
+  }
+
+  /**
+   * The run branch of `runId` moved on GitHub to `sha` (a `pull_request.synchronize`): when that
+   * is not the checkpoint of the run waiting on an approval, the run records it (`branch.moved`
+   * evidence) and the pull request is told that no approval counts now, and why.
+   */
+  async branchMovedTo(speaker: Speaker, runId: string, sha: string): Promise<void> {
+    const run = await this.#runOf(speaker.repo, runId);
+    // Only a run waiting on an approval: while it works, its own checkpoint's push may be
+    // delivered before the run recorded the checkpoint.
+    if (run?.state.awaiting?.kind !== "approval") return;
+    const moved = branchMoved(run.state.lastSha, sha);
+    if (moved === undefined) return;
+    await this.deps.runtime.deliver(runId, {
+      type: "run.observed",
+      what: "branch.moved",
+      sha,
+      ...(speaker.where === "" ? {} : { where: speaker.where }),
+      at: this.deps.now(),
+    });
+    await reply(
+      speaker.gh,
+      speaker.repo,
+      speaker.issue,
+      `Pending approvals no longer count: ${moved(runId)}`,
+    );
   }
 
   async #deliver(speaker: Speaker, runId: string, event: RunEvent): Promise<void> {

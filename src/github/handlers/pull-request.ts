@@ -60,6 +60,7 @@ export async function onPullRequest(
     return;
   }
   const moved = movedRunOf(payload);
+  if (moved !== undefined && payload.action === "synchronize") await noteMove(payload, ctx, moved);
   if (moved !== undefined) {
     await sendBackIfConflicting(ctx.services.answers, {
       gh: ctx.gh,
@@ -95,4 +96,16 @@ export async function onPullRequest(
   await publishValidation(ctx.gh, repo, head.sha, paths, change);
   const botLogin = await ctx.services.installations.botLogin();
   await publishGraphChangeComment(ctx.gh, repo, payload.number, change, botLogin);
+}
+
+/** A push to the run branch the run did not make: no approval of an earlier head counts. */
+async function noteMove(payload: PullRequestPayload, ctx: HandlerContext, runId: string) {
+  const speaker = {
+    gh: ctx.gh,
+    repo: repoOf(payload),
+    issue: payload.number,
+    actor: payload.sender.login,
+    where: payload.pull_request.html_url ?? "",
+  };
+  await ctx.services.answers.branchMovedTo(speaker, runId, payload.pull_request.head.sha);
 }

@@ -30,6 +30,11 @@ export const agent = {
       description: "The branch a missing run branch is created from (required).",
       readers: AGENT,
     }),
+    startSha: optional("CLUSTERCODE_START_SHA", text(), {
+      description:
+        "The commit the DevBox starts on: the run's last checkpoint, fetched by its id when the checkout lacks it, the run branch reset to it; unset before the run's first checkpoint.",
+      readers: AGENT,
+    }),
     setup: withDefault("CLUSTERCODE_SETUP", jsonStrings(), [], {
       description: "The workflow's setup commands.",
       readers: AGENT,

@@ -283,6 +283,19 @@ export class FakeGitHub {
       },
     ],
     [
+      "GET",
+      /^\/repos\/[^/]+\/[^/]+\/git\/ref\/(.+)$/,
+      ([ref = ""]) => {
+        const sha = this.#revParse(`refs/${ref}`);
+        if (sha === undefined) return [404, { message: "Not Found" }];
+        const url = `https://api.github.com/repos/o/r/git/refs/${ref}`;
+        return [
+          200,
+          { ref: `refs/${ref}`, node_id: "REF_1", url, object: { sha, type: "commit", url } },
+        ];
+      },
+    ],
+    [
       "PATCH",
       /^\/repos\/[^/]+\/[^/]+\/git\/refs\/(.+)$/,
       ([ref = ""], request) => {
