@@ -15,6 +15,7 @@ import {
 import { RunRepository, type RunDocument } from "../../store/run-repository.js";
 import { waitingApproval } from "../../runtime/waiting-approval.js";
 import type { UntimedFeedback } from "./review-feedback.js";
+import { cleanFeedback, cleanNote } from "./clean-feedback.js";
 
 /** Where a person spoke: the repository, the issue or PR, who, and a link to it. */
 export interface Speaker {
@@ -172,7 +173,8 @@ export class Answers {
     },
   ): Promise<ApprovalOutcome> {
     const { runId } = run;
-    const { decision, note, visit, review = {} } = answer;
+    const { decision, visit, review = {} } = answer;
+    const note = cleanNote(answer.note);
     const waiting = waitingApproval(run.document, {
       runId,
       actor: who.actor,
@@ -195,7 +197,12 @@ export class Answers {
       ...(review.headSha === undefined ? {} : { headSha: review.headSha }),
       ...(review.feedback === undefined
         ? {}
-        : { feedback: review.feedback.map((item) => ({ ...item, at: this.deps.now() })) }),
+        : {
+            feedback: review.feedback.map((item) => ({
+              ...cleanFeedback(item),
+              at: this.deps.now(),
+            })),
+          }),
     });
     if (!delivery.applied) {
       return {
@@ -315,7 +322,7 @@ export class Answers {
     const delivery = await this.deps.runtime.deliver(runId, {
       type: "run.rework",
       ...rework,
-      feedback: rework.feedback.map((item) => ({ ...item, at })),
+      feedback: rework.feedback.map((item) => ({ ...cleanFeedback(item), at })),
       at,
     });
     return delivery.applied ? undefined : delivery.refused.message;
