@@ -1,4 +1,5 @@
 import type { EvidenceEntry } from "../engine/model.js";
+import { terminalJson, terminalText } from "./terminal-text.js";
 
 /** How many of a failed command's last output lines are shown. */
 const FAILED_OUTPUT_LINES = 12;
@@ -12,8 +13,15 @@ export class EvidenceNarrator {
   readonly #commands = new Map<unknown, { label: string; text: string }>();
   #isolationTold = false;
 
-  /** The lines for `entry`; none for the quiet kinds. */
+  /**
+   * The lines for `entry`, none for the quiet kinds; what commands and agents wrote in them
+   * (output, reasons, reasoning) is made safe for a terminal.
+   */
   lines(entry: EvidenceEntry): string[] {
+    return this.#lines(entry).flatMap((line) => terminalText(line).split("\n"));
+  }
+
+  #lines(entry: EvidenceEntry): string[] {
     if (entry.kind === "command.dispatched") {
       this.#remember(entry);
       return [];
@@ -62,7 +70,7 @@ export function renderRecord(
   format: "human" | "json",
 ): string {
   if (format === "json")
-    return `${JSON.stringify({ seq: record.seq, ...(record.entry as object) })}\n`;
+    return `${terminalJson({ seq: record.seq, ...(record.entry as object) })}\n`;
   const entry = record.entry as Parameters<EvidenceNarrator["lines"]>[0];
   const [first = entry.kind, ...more] = narrator.lines(entry);
   const head = `${String(record.seq).padStart(4)}  ${new Date(entry.at).toISOString()}  `;
@@ -113,7 +121,7 @@ export const REASON_TAIL_LINES = 20;
  */
 export function reasonNote(reason: string | number | undefined): string {
   if (reason === undefined) return "";
-  const [first = "", ...rest] = String(reason).trimEnd().split("\n");
+  const [first = "", ...rest] = terminalText(String(reason)).trimEnd().split("\n");
   if (rest.length === 0) return ` (${first})`;
   const shown = rest.slice(-REASON_TAIL_LINES);
   const skipped = rest.length - shown.length;

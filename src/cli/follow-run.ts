@@ -8,6 +8,7 @@ import { DevBoxLogTail, type DevBoxLogLine } from "../devbox/local/log-tail.js";
 import { EvidenceNarrator, renderRecord } from "./evidence-narrator.js";
 import { exitCodeOf, type RUN_FORMATS } from "./run-output.js";
 import { RunRepository } from "../store/run-repository.js";
+import { terminalJson, terminalText } from "./terminal-text.js";
 
 /** How often a follower looks for new evidence and output. */
 const POLL_MS = 250;
@@ -93,11 +94,20 @@ class Follower {
   }
 
   #print(lines: DevBoxLogLine[]): void {
-    const { io, format } = this.#options;
-    for (const { devbox, line } of lines) {
-      io.stdout.write(
-        format === "json" ? `${JSON.stringify({ devbox, output: line })}\n` : `      │ ${line}\n`,
-      );
-    }
+    this.#options.io.stdout.write(outputLines(lines, this.#options.format));
   }
+}
+
+/**
+ * DevBox output as `log --follow` prints it: a JSON line each (JSON escapes control characters),
+ * or indented lines made safe for a terminal.
+ */
+export function outputLines(lines: DevBoxLogLine[], format: (typeof RUN_FORMATS)[number]): string {
+  return lines
+    .map(({ devbox, line }) =>
+      format === "json"
+        ? `${terminalJson({ devbox, output: line })}\n`
+        : `      │ ${terminalText(line)}\n`,
+    )
+    .join("");
 }

@@ -3,6 +3,7 @@ import type { RunDocument } from "../runtime/runtime.js";
 import type { CommandIo } from "./command.js";
 import { DevBoxLogTail } from "../devbox/local/log-tail.js";
 import { EvidenceNarrator } from "./evidence-narrator.js";
+import { terminalText } from "./terminal-text.js";
 import type { RUN_FORMATS } from "./run-output.js";
 
 /** How often a run's DevBox output is looked at while the run goes. */
@@ -77,7 +78,7 @@ export class LiveOutput {
   #write(lines: { devbox: string; line: string }[]): void {
     for (const { devbox, line } of lines) {
       const label = this.#labels.get(devbox) ?? devbox;
-      this.#options.io.stdout.write(`[${label}] ${line}\n`);
+      this.#options.io.stdout.write(`[${label}] ${terminalText(line)}\n`);
     }
   }
 

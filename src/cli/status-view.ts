@@ -1,4 +1,5 @@
 import type { RunSnapshot } from "../engine/model.js";
+import { terminalText } from "./terminal-text.js";
 
 /** One run as `status` lists it: the columns, and why it stands where it does. */
 export interface StatusRow {
@@ -84,7 +85,7 @@ export function duration(ms: number): string {
 /** Why a run stands where it does, in a few words. */
 function whyOf(state: RunSnapshot | undefined): string | undefined {
   if (state === undefined) return undefined;
-  if (state.reason !== undefined) return state.reason.split("\n")[0];
+  if (state.reason !== undefined) return terminalText(state.reason.split("\n")[0] ?? "");
   switch (state.awaiting?.kind) {
     case "approval":
       return `waiting for approval of ${state.awaiting.node}`;

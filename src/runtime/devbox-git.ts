@@ -16,6 +16,7 @@ export function gitPolicyOf(store: Store): (runId: string) => Promise<GitPolicy>
     const { definition } = run.document;
     return {
       runBranch: definition.branch,
+      baseBranch: definition.baseBranch,
       allowWorkflowChanges: definition.workflow.devbox?.git?.allow_workflow_changes === true,
     };
   };

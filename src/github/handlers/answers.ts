@@ -16,6 +16,7 @@ import { RunRepository, type RunDocument } from "../../store/run-repository.js";
 import { branchMoved, waitingApproval } from "../../runtime/waiting-approval.js";
 import { branchHead } from "../client/branch-head.js";
 import type { UntimedFeedback } from "./review-feedback.js";
+import { cleanFeedback, cleanNote } from "./clean-feedback.js";
 
 /** Where a person spoke: the repository, the issue or PR, who, and a link to it. */
 export interface Speaker {
@@ -173,7 +174,8 @@ export class Answers {
     },
   ): Promise<ApprovalOutcome> {
     const { runId } = run;
-    const { decision, note, visit, review = {} } = answer;
+    const { decision, visit, review = {} } = answer;
+    const note = cleanNote(answer.note);
     // An approval counts for the branch's head on GitHub as it is now, not as the run left it.
     const head =
       decision === "approved" && run.document.state.awaiting?.kind === "approval"
@@ -202,7 +204,12 @@ export class Answers {
       ...(review.headSha === undefined ? {} : { headSha: review.headSha }),
       ...(review.feedback === undefined
         ? {}
-        : { feedback: review.feedback.map((item) => ({ ...item, at: this.deps.now() })) }),
+        : {
+            feedback: review.feedback.map((item) => ({
+              ...cleanFeedback(item),
+              at: this.deps.now(),
+            })),
+          }),
     });
     if (!delivery.applied) {
       return {
@@ -322,7 +329,7 @@ export class Answers {
     const delivery = await this.deps.runtime.deliver(runId, {
       type: "run.rework",
       ...rework,
-      feedback: rework.feedback.map((item) => ({ ...item, at })),
+      feedback: rework.feedback.map((item) => ({ ...cleanFeedback(item), at })),
       at,
     });
     return delivery.applied ? undefined : delivery.refused.message;

@@ -1,6 +1,6 @@
 import type { RunDefinition, RunSnapshot } from "../../engine/model.js";
 import { cell, firstLine, truncateText } from "../client/limits.js";
-import { plainText } from "./plain-text.js";
+import { codeText, plainText } from "./plain-text.js";
 
 /** What a run's commits change against its base: per file and in all. */
 export interface Diffstat {
@@ -55,8 +55,7 @@ function renderDiffstat(diffstat: Diffstat | undefined): string[] {
     total,
     "",
     ...listed.map(
-      (file) =>
-        `- \`${cell(plainText(file.filename).replace(/`/g, "'"))}\` +${file.additions} −${file.deletions}`,
+      (file) => `- \`${cell(codeText(file.filename))}\` +${file.additions} −${file.deletions}`,
     ),
     ...(more > 0 ? [`- … and ${more} more`] : []),
   ];

@@ -4,6 +4,11 @@ import { CREDENTIALS } from "../../../workflow/secret-literal.js";
 export interface GitPolicy {
   /** The run branch, `clustercode/<issue>-<run>`; its variant branches are allowed too. */
   runBranch: string;
+  /**
+   * The branch the run starts from: a push is read against it and the ref's current value, so
+   * commits the run branch shares with it are not read again. The default branch when absent.
+   */
+  baseBranch?: string;
   /** The workflow's `devbox.git.allow_workflow_changes`. */
   allowWorkflowChanges: boolean;
 }
@@ -36,7 +41,7 @@ export function workflowRefusal(paths: readonly string[], policy: GitPolicy): st
 }
 
 /**
- * Why `text` (added lines and commit messages of a push) is refused, or undefined: it holds
+ * Why `text` (what a push adds: names, commits whole, added lines) is refused, or undefined: it holds
  * one of the run's secret values, or text shaped like a known credential. The reason names
  * the kind, never the value.
  */

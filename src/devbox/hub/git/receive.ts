@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { gitText, runGit } from "./git-process.js";
 import { FLUSH, pktLine, ZERO_ID, type ReceiveRequest, type RefUpdate } from "./pkt-line.js";
 import { contentRefusal, refRefusal, workflowRefusal, type GitPolicy } from "./push-policy.js";
+import { pushedMaterial } from "./push-scan.js";
 
 /** Where accepted ref updates go: a URL or path, and the environment that authenticates git. */
 export interface GitUpstream {
@@ -73,7 +74,10 @@ export async function receivePush(
   }
 }
 
-/** Why the hub refuses `update`, or undefined: its ref, its workflow files, its content. */
+/**
+ * Why the hub refuses `update`, or undefined: its ref, then what moving the ref puts in the
+ * repository (its workflow files, its names, commits and content: see `pushedMaterial`).
+ */
 async function refusalOf(
   update: RefUpdate,
   context: PushContext,
@@ -82,26 +86,17 @@ async function refusalOf(
 ): Promise<string | undefined> {
   const byRef = refRefusal(update.ref, context.policy.runBranch);
   if (byRef !== undefined || ZERO_ID.test(update.new)) return byRef;
-  // What the push adds: the commits the upstream (as last fetched) does not have.
-  const range = [update.new, "--not", "--all"];
-  const common = ["--no-renames", "--diff-merges=first-parent", "--no-color", "--no-ext-diff"];
-  const paths = await gitText(["log", ...common, "--format=", "--name-only", "-z", ...range], {
-    cwd: dir,
+  // A branch names a commit; a tag object on a branch would publish a tagger and message unread.
+  const type = await gitText(["cat-file", "-t", update.new], { cwd: dir, env });
+  if (type.trim() !== "commit") return "a branch may only point at a commit";
+  const pushed = await pushedMaterial(update.ref, update.new, context.policy.baseBranch, {
+    dir,
     env,
   });
-  const byWorkflow = workflowRefusal(paths.split("\0").filter(Boolean), context.policy);
-  if (byWorkflow !== undefined) return byWorkflow;
-  const messages = await gitText(["log", "--format=%B", ...range], { cwd: dir, env });
-  const diff = await gitText(["log", ...common, "--format=", "-p", "--text", "-U0", ...range], {
-    cwd: dir,
-    env,
-  });
-  // Only what is added counts: a push that removes a leaked secret must go through.
-  const added = diff
-    .split("\n")
-    .filter((line) => line.startsWith("+") && !line.startsWith("+++ "))
-    .join("\n");
-  return contentRefusal(`${messages}\n${added}`, context.secretValues);
+  return (
+    workflowRefusal(pushed.paths, context.policy) ??
+    contentRefusal(pushed.text, context.secretValues)
+  );
 }
 
 /**
