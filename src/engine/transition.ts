@@ -119,6 +119,7 @@ export class Transition {
     const id = `d${this.snapshot.seq}`;
     const base = this.snapshot.branchPushed ? this.snapshot.branch : this.definition.baseBranch;
     const { workflow, baseBranch } = this.definition;
+    const room = this.agentRoomUsd();
     this.emit({
       type: "devbox.claim",
       devboxId: id,
@@ -128,6 +129,9 @@ export class Transition {
         ...devboxShapeOf(workflow, baseBranch),
         ...harnessesOf(this.definition),
       },
+      ...(room === undefined
+        ? {}
+        : { spend: { roomUsd: room, countedUsd: this.snapshot.proxiedUsd ?? 0 } }),
     });
     this.record("devbox.claimed", { devbox: id, branch });
     return { id, branch, ready: false };
@@ -187,7 +191,8 @@ export class Transition {
   /** Sends a command to a DevBox and returns its id. The brief always travels as a file. */
   dispatch(devboxId: string, command: DevBoxCommand, files: Record<string, string> = {}): string {
     const commandId = `c${this.snapshot.seq}`;
-    const room = command.type === "agent" ? this.agentRoomUsd() : undefined;
+    // Every command, not only an agent's: a `run:` script can call a provider through the proxy.
+    const room = this.agentRoomUsd();
     const proxied = this.snapshot.proxiedUsd ?? 0;
     this.emit({
       type: "command.dispatch",
