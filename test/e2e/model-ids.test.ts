@@ -109,7 +109,7 @@ function runCli(
       args,
       { cwd: workdir, env, timeout: 90_000, maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) =>
-        resolve(`${String(error)}\n${stdout.slice(-2000)}\n${stderr.slice(-2000)}`),
+        resolve(`${error?.message ?? "exit 0"}\n${stdout.slice(-2000)}\n${stderr.slice(-2000)}`),
     );
     child.stdin?.end();
   });

@@ -72,8 +72,10 @@ function serverToolOf(provider: string, tools: unknown): string | undefined {
     const type = tool?.type;
     if (type === undefined) continue;
     // Codex groups its function tools in namespaces: what counts is what they hold.
-    if (type === "namespace" && Array.isArray(tool?.tools)) pending.push(...tool.tools);
-    else if (typeof type !== "string" || !isClient(type)) return String(type);
+    if (type === "namespace" && Array.isArray(tool?.tools)) {
+      pending.push(...(tool.tools as unknown[]));
+    } else if (typeof type !== "string") return JSON.stringify(type);
+    else if (!isClient(type)) return type;
   }
   return undefined;
 }
@@ -92,8 +94,10 @@ function boundOf(record: Record<string, unknown>): string | number {
   }
   if (record.type === "input_audio" || record.input_audio !== undefined) return "audio input";
   if (record.image_url !== undefined) {
-    const url = record.image_url;
-    const text = typeof url === "string" ? url : (url as { url?: unknown } | null)?.url;
+    const url: unknown = record.image_url;
+    const text =
+      typeof url === "object" && url !== null ? (url as Record<string, unknown>).url : url;
+    // A data: URL carries the image inline; anything else is fetched by the provider.
     if (typeof text !== "string" || !text.startsWith("data:")) return "an image by URL";
     return IMAGE_TOKENS_MAX;
   }

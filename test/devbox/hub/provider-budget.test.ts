@@ -35,7 +35,7 @@ describe("prices by exact model id", () => {
       expect(priceOf(id), id).toBeUndefined();
       expect(reserve("openai", "/responses", { model: id, input: "hi" })).toMatchObject({
         status: 403,
-        message: expect.stringMatching(/has no price/),
+        message: expect.stringMatching(/has no price/) as unknown,
       });
     }
     expect(typeof reserve("openai", "/responses", { model: "o3-pro", input: "hi" })).toBe("number");
@@ -102,7 +102,7 @@ describe("the reservation", () => {
     for (const refusal of refused) {
       expect(refusal).toMatchObject({
         status: 403,
-        message: expect.stringMatching(/cannot bound/),
+        message: expect.stringMatching(/cannot bound/) as unknown,
       });
     }
     const unbudgeted = reserve(
@@ -269,7 +269,7 @@ describe("a model the budget refuses", () => {
       result: {
         commandId: "c1",
         exitCode: 1,
-        refused: expect.stringMatching(/model "claude-opus-4-1-2099" has no price/),
+        refused: expect.stringMatching(/model "claude-opus-4-1-2099" has no price/) as unknown,
       },
     });
     // The reason goes with that command only: the next one is not failed by it.
