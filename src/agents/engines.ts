@@ -52,6 +52,10 @@ export const BUILT_IN_ENGINE_COMMANDS: RunDefinition["engines"] = {
       "--sandbox",
       "workspace-write",
       "--skip-git-repo-check",
+      // OpenAI's hosted web search bills what the proxy cannot bound (and fetches past the
+      // DevBox's egress walls): off, so that a budgeted run can use Codex at all.
+      "-c",
+      'web_search="disabled"',
       "-c",
       `model_provider=${CODEX_PROVIDER}`,
       "-c",

@@ -53,8 +53,8 @@ export interface CommandRequest {
   /** Extra environment for the command, e.g. CLUSTERCODE_FEEDBACK_FILE contents by name. */
   files?: Record<string, string>;
   /**
-   * For an agent command of a run with `budget.max_cost_usd`: what is left of it. The hub's
-   * provider proxy refuses the agent's requests once their replies cost this much.
+   * For a command of a run with a cost budget: what is left of it. The hub's provider proxy
+   * refuses the DevBox's requests (an agent's or a script's) once their replies cost this much.
    */
   spendLimitUsd?: number;
   /**
@@ -81,8 +81,9 @@ export interface CommandResult {
   /** Tokens the agent reported using, when it did. */
   usage?: TokenUsage;
   /**
-   * Why the DevBox did not start the command at all (an agent without credentials); the node's
-   * failure reason.
+   * Why the command failed that its exit code does not say: the DevBox did not start it (an
+   * agent without credentials), or the hub's provider proxy refused one of its requests outright
+   * under the cost budget (a model without a price). The node's failure reason.
    */
   refused?: string;
   /** The commit a checkpoint made or found. */

@@ -376,7 +376,16 @@ export interface EvidenceEntry {
 
 /** Something the runtime must do. `seq` is unique per run: the idempotency key is `runId/seq`. */
 export type Effect = { seq: number } & (
-  | { type: "devbox.claim"; devboxId: string; spec: DevBoxSpec }
+  | {
+      type: "devbox.claim";
+      devboxId: string;
+      spec: DevBoxSpec;
+      /**
+       * With a cost budget: what is left of it and the proxied spend counted, so that the hub's
+       * provider proxy holds the DevBox to the budget from its first request (setup, `run:`).
+       */
+      spend?: { roomUsd: number; countedUsd: number };
+    }
   | { type: "devbox.release"; devboxId: string }
   | { type: "command.dispatch"; devboxId: string; request: CommandRequest }
   /** Stop the command running in a DevBox (its result no longer matters); the DevBox stays. */

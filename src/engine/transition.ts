@@ -122,6 +122,7 @@ export class Transition {
     // Once a checkpoint was pushed, a DevBox starts on the last one and on nothing else.
     const sha = branchPushed ? lastSha : undefined;
     const { workflow, baseBranch } = this.definition;
+    const room = this.agentRoomUsd();
     this.emit({
       type: "devbox.claim",
       devboxId: id,
@@ -132,6 +133,9 @@ export class Transition {
         ...devboxShapeOf(workflow, baseBranch),
         ...harnessesOf(this.definition),
       },
+      ...(room === undefined
+        ? {}
+        : { spend: { roomUsd: room, countedUsd: this.snapshot.proxiedUsd ?? 0 } }),
     });
     this.record("devbox.claimed", { devbox: id, branch, ...(sha === undefined ? {} : { sha }) });
     return { id, branch, ready: false, ...(sha === undefined ? {} : { sha }) };
@@ -191,7 +195,8 @@ export class Transition {
   /** Sends a command to a DevBox and returns its id. The brief always travels as a file. */
   dispatch(devboxId: string, command: DevBoxCommand, files: Record<string, string> = {}): string {
     const commandId = `c${this.snapshot.seq}`;
-    const room = command.type === "agent" ? this.agentRoomUsd() : undefined;
+    // Every command, not only an agent's: a `run:` script can call a provider through the proxy.
+    const room = this.agentRoomUsd();
     const proxied = this.snapshot.proxiedUsd ?? 0;
     this.emit({
       type: "command.dispatch",

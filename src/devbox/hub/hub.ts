@@ -2,10 +2,10 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { getRequestListener } from "@hono/node-server";
-import type { CommandRequest } from "../../engine/commands.js";
+import type { CommandRequest, CommandResult } from "../../engine/commands.js";
 import { DevBoxError } from "../errors.js";
 import { commandRequestSchema, describeIssues } from "../protocol.js";
-import { wake } from "./record.js";
+import { wake, type DevBoxRecord } from "./record.js";
 import type { DevBoxEvent } from "./events.js";
 import { newGrant, placeholderEnv, type ProviderUpstream } from "./provider-proxy.js";
 import { serveConnect, type EgressOptions } from "./egress-proxy.js";
@@ -23,6 +23,7 @@ import type { WarmIdentities } from "../warm-protocol.js";
 import { WarmDesk } from "./warm/warm-desk.js";
 import { WarmGit } from "./warm/warm-git.js";
 import { DevBoxBook } from "./devbox-book.js";
+import type { SpendAllowance } from "./spend-ledger.js";
 import { serveHubRequest, type HubStreams } from "./devbox-streams.js";
 
 /** How a {@link DevBoxHub} is set up. */
@@ -125,7 +126,8 @@ export class DevBoxHub {
     const routes = hubRoutes({
       authenticate: (devboxId, header) => book.authenticate(devboxId, header),
       onEvent: (event) => options.onEvent(event),
-      withProxiedCost: (devboxId, record, result) => {
+      withProxiedCost: (devboxId, record, reported) => {
+        const result = withProxyRefusal(record, reported);
         const proxiedCostUsd = book.spend.run(record.runId).takeUnreported(devboxId);
         if (proxiedCostUsd <= 0) return result;
         // The proxy's count is the one the agent cannot understate.
@@ -224,10 +226,14 @@ export class DevBoxHub {
     files?: Record<string, string>;
     /** The values of the run's secrets: a push carrying one is refused. */
     secretValues?: readonly string[];
+    /** The run's cost budget as the engine saw it at the claim: held from the first request. */
+    spend?: SpendAllowance;
   }): {
     token: string;
   } {
-    return this.#book.register(input);
+    const { spend, ...registration } = input;
+    if (spend !== undefined) this.#book.spend.run(input.runId).allow(spend);
+    return this.#book.register(registration);
   }
 
   /**
@@ -298,13 +304,12 @@ export class DevBoxHub {
     if (record.dispatched.has(request.commandId)) return;
     const files = { ...record.files, ...request.files };
     record.dispatched.add(request.commandId);
-    if (request.command.type === "agent") {
-      const room = request.spendLimitUsd;
-      const counted = request.proxiedUsd ?? 0;
-      this.#book.spend
-        .run(record.runId)
-        .allow(room === undefined ? undefined : { roomUsd: room, countedUsd: counted });
-    }
+    // Every command says the budget: a script's provider calls are held to it like an agent's.
+    const room = request.spendLimitUsd;
+    const counted = request.proxiedUsd ?? 0;
+    this.#book.spend
+      .run(record.runId)
+      .allow(room === undefined ? undefined : { roomUsd: room, countedUsd: counted });
     record.pending.push(Object.keys(files).length > 0 ? { ...parsed.data, files } : parsed.data);
     // Its long poll (or the next) takes it.
     wake(record);
@@ -329,4 +334,20 @@ export class DevBoxHub {
     if (this.#options.onError !== undefined) this.#options.onError(error);
     else process.stderr.write(`clustercode devbox hub: ${String(error)}\n`);
   }
+}
+
+/**
+ * The result with the budget's outright refusal of one of the command's provider requests (see
+ * `ProxyGrant.refused`): the command failed for that reason even if its CLI exited 0, so that
+ * the node (or race variant) fails saying why instead of losing quietly.
+ */
+function withProxyRefusal(record: DevBoxRecord, result: CommandResult): CommandResult {
+  const refused = record.grant?.refused;
+  if (refused === undefined) return result;
+  delete record.grant!.refused;
+  return {
+    ...result,
+    exitCode: result.exitCode === 0 ? 1 : result.exitCode,
+    refused: `the provider proxy refused a request: ${refused}`,
+  };
 }

@@ -1,4 +1,5 @@
-import { PRICES_PER_MTOK } from "../../workflow/model-prices.js";
+import { priceOf, type ModelPrice } from "../../workflow/model-prices.js";
+import { requestBounds } from "./request-bounds.js";
 
 /** The metered endpoint a DevBox request is for: the only ones the proxy forwards. */
 export interface MeteredEndpoint {
@@ -66,14 +67,51 @@ const refusal = (status: number, message: string): MeteredRequestRefusal => ({
 
 /**
  * Reads a billed request's model and token cap and prices its worst case. When `budgeted`, an
- * unpriced model is refused and a request without a cap gets {@link DEFAULT_MAX_OUTPUT_TOKENS};
- * a streamed Chat Completions request is asked to include its usage, which the proxy settles on.
+ * unpriced model is refused, and so is an input whose size the body does not show (see
+ * `requestBounds`); a request without a cap gets {@link DEFAULT_MAX_OUTPUT_TOKENS}. A streamed
+ * Chat Completions request is asked to include its usage, which the proxy settles on.
  */
 export function meterRequest(
+  provider: string,
   endpoint: MeteredEndpoint,
   raw: Buffer,
   budgeted: boolean,
 ): MeteredRequest | MeteredRequestRefusal {
+  const parsed = parseBody(raw);
+  if ("refused" in parsed) return parsed;
+  const { body } = parsed;
+  const model = body.model;
+  if (typeof model !== "string" || model === "") {
+    return refusal(400, "clustercode: the request names no model");
+  }
+  const price = priceOf(model);
+  if (!endpoint.billed) return { model, reserveUsd: 0, body: raw };
+  if (price === undefined) {
+    if (!budgeted) return { model, reserveUsd: 0, body: raw };
+    return refusal(
+      403,
+      `clustercode: model "${model}" has no price, so a run with a cost budget cannot use it (the price list has exact model ids only)`,
+    );
+  }
+  const choices = body.n === undefined ? 1 : tokenCap(body.n);
+  if (choices === undefined) return refusal(400, "clustercode: n must be a positive integer");
+  const bounds = budgeted ? requestBounds(provider, body) : { extraInputTokens: 0 };
+  if (bounds.unbounded !== undefined) {
+    return refusal(
+      403,
+      `clustercode: under a cost budget the proxy cannot bound what ${bounds.unbounded} bills, so it is refused`,
+    );
+  }
+  const { cap, forwarded } = capped(endpoint, body, raw, budgeted);
+  const inputTokens = Math.ceil(forwarded.length / BYTES_PER_INPUT_TOKEN) + bounds.extraInputTokens;
+  const rates = worstRates(price);
+  const reserveUsd =
+    (inputTokens * rates.input + choices * (cap ?? DEFAULT_MAX_OUTPUT_TOKENS) * rates.output) /
+    1_000_000;
+  return { model, reserveUsd, body: forwarded };
+}
+
+function parseBody(raw: Buffer): { body: Record<string, unknown> } | MeteredRequestRefusal {
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw.toString("utf8"));
@@ -83,22 +121,16 @@ export function meterRequest(
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     return refusal(400, "clustercode: the request body is not a JSON object");
   }
-  const body = parsed as Record<string, unknown>;
-  const model = body.model;
-  if (typeof model !== "string" || model === "") {
-    return refusal(400, "clustercode: the request names no model");
-  }
-  const price = priceOf(model);
-  if (!endpoint.billed) return { model, reserveUsd: 0, body: raw };
-  if (price === undefined) {
-    if (budgeted) {
-      return refusal(
-        403,
-        `clustercode: model "${model}" has no price, so a run with a cost budget cannot use it`,
-      );
-    }
-    return { model, reserveUsd: 0, body: raw };
-  }
+  return { body: parsed as Record<string, unknown> };
+}
+
+/** The body as forwarded: with the proxy's output cap when budgeted, and streamed usage asked. */
+function capped(
+  endpoint: MeteredEndpoint,
+  body: Record<string, unknown>,
+  raw: Buffer,
+  budgeted: boolean,
+): { cap: number | undefined; forwarded: Buffer } {
   let changed = false;
   const field = endpoint.maxTokensField;
   let cap = field === undefined ? undefined : tokenCap(body[field] ?? body.max_tokens);
@@ -112,21 +144,22 @@ export function meterRequest(
     body.stream_options = { ...options, include_usage: true };
     changed = true;
   }
-  const forwarded = changed ? Buffer.from(JSON.stringify(body), "utf8") : raw;
-  const inputTokens = Math.ceil(forwarded.length / BYTES_PER_INPUT_TOKEN);
-  const reserveUsd =
-    (inputTokens * price.input + (cap ?? DEFAULT_MAX_OUTPUT_TOKENS) * price.output) / 1_000_000;
-  return { model, reserveUsd, body: forwarded };
+  return { cap, forwarded: changed ? Buffer.from(JSON.stringify(body), "utf8") : raw };
 }
 
 function tokenCap(value: unknown): number | undefined {
   return typeof value === "number" && Number.isInteger(value) && value > 0 ? value : undefined;
 }
 
-/** The list price of `model` (the longest matching prefix), or undefined. */
-function priceOf(model: string): { input: number; output: number } | undefined {
-  const prefix = Object.keys(PRICES_PER_MTOK)
-    .filter((candidate) => model.startsWith(candidate))
-    .sort((a, b) => b.length - a.length)[0];
-  return prefix === undefined ? undefined : PRICES_PER_MTOK[prefix];
+/**
+ * The dearest rate an input and an output token of `price` can bill: the long-prompt tier when
+ * there is one, and an input token at the cache-write rate (Anthropic's hour-long writes cost
+ * twice the input rate).
+ */
+function worstRates(price: ModelPrice): { input: number; output: number } {
+  const tiers = price.longPrompt === undefined ? [price] : [price, price.longPrompt];
+  return {
+    input: Math.max(...tiers.map((tier) => Math.max(tier.input, tier.cacheWrite1h ?? 0))),
+    output: Math.max(...tiers.map((tier) => tier.output)),
+  };
 }

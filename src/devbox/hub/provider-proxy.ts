@@ -77,6 +77,11 @@ export interface ProxyGrant {
   key: Buffer;
   /** Requests forwarded and not yet answered in full. */
   inFlight: number;
+  /**
+   * Why the budget refused one of the DevBox's requests outright (a model without a price, an
+   * input it cannot bound) since its last command result: that command fails with the reason.
+   */
+  refused?: string;
 }
 
 /** A new grant with a random placeholder key. */
@@ -195,7 +200,7 @@ export async function forwardToProvider(
 async function meteredForward(
   request: IncomingMessage,
   response: ServerResponse,
-  { upstream, spend, devboxId }: ProxyTarget,
+  { upstream, spend, devboxId, grant }: ProxyTarget,
   endpoint: MeteredEndpoint,
   url: URL,
 ): Promise<void> {
@@ -208,9 +213,11 @@ async function meteredForward(
       `clustercode: request body over ${MAX_REQUEST_BYTES} bytes`,
     );
   }
-  const metered = meterRequest(endpoint, raw, spend.budgeted);
+  const metered = meterRequest(upstream.name, endpoint, raw, spend.budgeted);
   if ("refused" in metered) {
-    return refuse(response, metered.refused.status, upstream, metered.refused.message);
+    const { status, message } = metered.refused;
+    if (status === 403 && spend.budgeted) grant.refused ??= message.replace(/^clustercode: /, "");
+    return refuse(response, status, upstream, message);
   }
   const reservation = spend.reserve(metered.reserveUsd);
   if (isRefusal(reservation)) {

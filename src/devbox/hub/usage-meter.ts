@@ -1,5 +1,4 @@
-import type { TokenUsage } from "../../engine/commands.js";
-import { estimateCostUsd } from "../../workflow/model-prices.js";
+import { estimateCostUsd, type TokenUsage } from "../../workflow/model-prices.js";
 
 /** The most of a non-streamed reply kept to read its usage. */
 const MAX_METERED_BYTES = 8 * 1024 * 1024;
@@ -16,7 +15,13 @@ export class UsageMeter {
   readonly #requested: string | undefined;
   #replied: string | undefined;
   #sawUsage = false;
-  readonly #usage: Required<TokenUsage> = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 };
+  readonly #usage: Required<TokenUsage> = {
+    inputTokens: 0,
+    outputTokens: 0,
+    cachedInputTokens: 0,
+    cacheWriteTokens: 0,
+    cacheWrite1hTokens: 0,
+  };
 
   constructor(model: string | undefined) {
     this.#requested = model;
@@ -60,12 +65,9 @@ export class UsageMeter {
       if (typeof usage !== "object" || usage === null) continue;
       this.#sawUsage = true;
       const counts = tokenCounts(usage as Record<string, unknown>);
-      this.#usage.inputTokens = Math.max(this.#usage.inputTokens, counts.inputTokens);
-      this.#usage.outputTokens = Math.max(this.#usage.outputTokens, counts.outputTokens);
-      this.#usage.cachedInputTokens = Math.max(
-        this.#usage.cachedInputTokens,
-        counts.cachedInputTokens,
-      );
+      for (const key of Object.keys(counts) as (keyof TokenUsage)[]) {
+        this.#usage[key] = Math.max(this.#usage[key], counts[key]);
+      }
     }
   }
 }
@@ -89,7 +91,10 @@ function tokenCounts(usage: Record<string, unknown>): Required<TokenUsage> {
   const anthropicInput =
     count(usage.input_tokens) + anthropicCached + count(usage.cache_creation_input_tokens);
   const isAnthropic = "cache_read_input_tokens" in usage || "cache_creation_input_tokens" in usage;
+  const creation = usage.cache_creation as Record<string, unknown> | undefined;
   return {
+    cacheWriteTokens: count(usage.cache_creation_input_tokens),
+    cacheWrite1hTokens: count(creation?.ephemeral_1h_input_tokens),
     inputTokens: isAnthropic
       ? anthropicInput
       : count(usage.input_tokens) || count(usage.prompt_tokens),

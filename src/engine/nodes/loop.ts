@@ -45,7 +45,10 @@ function onCommandFinished(
   recordCommandFinished(t, result, agentTurn ? node.agent : undefined);
   if (agentTurn) settleIteration(t, progress, result);
   if (!addCost(t, result.costUsd)) return undefined;
-  if (progress.step === "checkpoint") onCheckpoint(t, result);
+  // A turn that could not run as asked (no credentials, a model the budget cannot price) fails
+  // the node with that reason: its gates would only say that nothing was done.
+  if (agentTurn && result.refused !== undefined) finishContainer(t, "failed", result.refused);
+  else if (progress.step === "checkpoint") onCheckpoint(t, result);
   else onLoopCommand(t, progress, result);
   return undefined;
 }

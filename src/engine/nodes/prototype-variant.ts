@@ -61,6 +61,9 @@ export function onVariantCommand(
     variant.phase = "passed";
     if (result.sha !== undefined) variant.sha = result.sha;
     decide(t);
+  } else if (variant.phase === "agent" && result.refused !== undefined) {
+    // Lost for a reason the gates would not tell (a model the budget cannot price): say it.
+    failVariant(t, variant, result.refused);
   } else {
     advanceVariant(t, variant, result);
   }

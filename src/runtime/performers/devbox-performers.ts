@@ -16,6 +16,7 @@ export const claimDevBox: Performer<"devbox.claim"> = async (context, effect) =>
     devboxId: id,
     runId,
     secretValues: secretValues(context, effect),
+    ...(effect.spend === undefined ? {} : { spend: effect.spend }),
   });
   hub.allowEgress(id, effect.spec.networkAllow);
   registry.claimed(id, events);
