@@ -24,12 +24,7 @@ import type { DefaultBranchMoves } from "../branch-moves.js";
 import type { WarmDemand } from "../warm-demand.js";
 import { devBoxPaths, type LocalDevBoxPaths } from "./devbox-paths.js";
 import { runWarmSetup } from "./warm-setup.js";
-import {
-  appendInside,
-  ownDirectory,
-  readInside,
-  writeFileInside,
-} from "./no-follow.js";
+import { appendInside, ownDirectory, readInside, writeFileInside } from "./no-follow.js";
 
 export type { LocalDevBoxPaths } from "./devbox-paths.js";
 
