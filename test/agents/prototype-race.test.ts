@@ -44,14 +44,15 @@ describe("a prototype race on local DevBoxes", () => {
       execFileSync("git", ["-C", repo, ...args], { stdio: "pipe" });
     execFileSync("git", ["init", "-q", "-b", "main", repo]);
     writeFileSync(join(repo, "README.md"), "# demo\n");
+    // The engine's script is the repository's own: a sandboxed DevBox sees its checkout only.
+    writeFileSync(join(repo, "racer.mjs"), RACER);
     git("add", "-A");
     git("-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-qm", "init");
-    writeFileSync(join(root, "racer.mjs"), RACER);
     const workflow = workflowOf(`version: 1
 name: race
 on: { label: go }
 engines:
-  racer: { command: [node, "${join(root, "racer.mjs")}", "{prompt_file}", "{model}", ${MARKER}] }
+  racer: { command: [node, racer.mjs, "{prompt_file}", "{model}", ${MARKER}] }
 nodes:
   prototype:
     kind: prototype
@@ -69,9 +70,6 @@ edges:
     const env = {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
-      // Variants push to a local repository the test (root, in CI) owns, and their processes
-      // are watched from the host: unsandboxed on purpose (walls: test/security/).
-
       CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "200",
       CLUSTERCODE_DEVBOX_LAPSE_MS: "3000",
     };

@@ -81,7 +81,14 @@ export class InstantWorld implements EffectPerformer {
       case "ledger.add":
         return this.effects.perform(runId, effect, this.events);
       case "devbox.claim":
-        this.#later(runId, { type: "devbox.ready", devboxId: effect.devboxId, ok: true, at });
+        // A DevBox starts on the commit its claim names, as a real one does.
+        this.#later(runId, {
+          type: "devbox.ready",
+          devboxId: effect.devboxId,
+          ok: true,
+          ...(effect.spec.sha === undefined ? {} : { sha: effect.spec.sha }),
+          at,
+        });
         return Promise.resolve({ started: effect.devboxId });
       case "command.dispatch": {
         const { request } = effect;

@@ -1,4 +1,5 @@
-import { lstat, rename, rm, writeFile } from "node:fs/promises";
+import { randomUUID } from "node:crypto";
+import { lstat, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { OutputTail } from "../output-tail.js";
@@ -23,11 +24,19 @@ export const AGENT_GIT_ARGS = [
  * `-c` settings on to a local fetch's upload-pack, so this cannot be an argument.
  */
 export async function agentGitEnv(): Promise<Record<string, string>> {
-  const file = join(tmpdir(), `clustercode-agent-${process.pid}.gitconfig`);
-  await rm(file, { force: true, recursive: true });
-  await writeFile(file, "[safe]\n\tdirectory = *\n", { flag: "wx", mode: 0o600 });
+  gitConfigDir ??= mkdtemp(join(tmpdir(), "clustercode-agent-"));
+  const dir = await gitConfigDir;
+  const file = join(dir, "gitconfig");
+  // Each step writes its own copy and renames it into place: a link planted where the file is
+  // is replaced, not written through, and steps running at once never see a half-written file.
+  const fresh = join(dir, `gitconfig-${randomUUID()}`);
+  await writeFile(fresh, "[safe]\n\tdirectory = *\n", { flag: "wx", mode: 0o600 });
+  await rename(fresh, file);
   return { GIT_CONFIG_GLOBAL: file };
 }
+
+/** The agent's own directory for its git config (mode 0700, made once per process). */
+let gitConfigDir: Promise<string> | undefined;
 
 /**
  * The keys of a checkout's `.git/config` the agent's git may read. Anything else (an include, a
