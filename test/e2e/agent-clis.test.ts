@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { estimateCostUsd } from "../../src/workflow/model-prices.js";
 import { FAKE_USAGE, FakeProviders } from "./fake-providers.js";
-import { cliEnv, makeRepo, runCli, summaryOf } from "./local-cli.js";
+import { cliEnv, devboxCheckouts, makeRepo, runCli, summaryOf } from "./local-cli.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const PROBE = join(import.meta.dirname, "fixtures", "key-probe.js");
@@ -60,8 +60,12 @@ function quietHome(root: string): string {
 }
 
 /** Runs `workflow` locally with the pinned CLIs first on PATH; the summary and the evidence. */
-async function runTurn(workflow: string, env: Record<string, string>) {
-  const { repo, state, root } = makeRepo();
+async function runTurn(
+  workflow: string,
+  env: Record<string, string>,
+  files: Record<string, string> = {},
+) {
+  const { repo, state, root } = makeRepo(files);
   writeFileSync(join(root, "workflow.yml"), workflow);
   const result = await runCli(
     [
@@ -96,7 +100,7 @@ async function runTurn(workflow: string, env: Record<string, string>) {
           unknown
         >,
     );
-  return { result, summary, entries };
+  return { result, summary, entries, state };
 }
 
 describe("the pinned agent CLIs", () => {
@@ -162,8 +166,6 @@ describe("built-in engines through clustercode run", () => {
   }, 120_000);
 
   it("the DevBox never holds the provider key: its agent gets a placeholder that only the hub's proxy takes, and what the proxy forwarded is the run's cost", async () => {
-    const { root } = makeRepo();
-    const out = join(root, "probe.json");
     const before = providers.calls("/v1/messages").length;
     const workflow = `version: 1
 name: contract-proxy
@@ -171,14 +173,17 @@ on: { label: go }
 budget: { max_cost_usd: 0.001 }
 devbox: { secrets: [ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL] }
 engines:
-  probe: { command: [node, ${JSON.stringify(PROBE)}, ${JSON.stringify(out)}, "{prompt_file}"], cost: { json_path: cost } }
+  probe: { command: [node, key-probe.js, .git/probe.json, "{prompt_file}"], cost: { json_path: cost } }
 nodes:
   work: { kind: run, prompt: Probe., agent: { engine: probe } }
 `;
-    const { summary, entries } = await runTurn(workflow, {
-      ANTHROPIC_API_KEY: "sk-ant-real-proxy-test",
-      ANTHROPIC_BASE_URL: baseUrl,
-    });
+    // The probe is the repository's own (a sandboxed DevBox sees its checkout only), and
+    // writes what it saw into the checkout's .git, which the test reads.
+    const { summary, entries, state } = await runTurn(
+      workflow,
+      { ANTHROPIC_API_KEY: "sk-ant-real-proxy-test", ANTHROPIC_BASE_URL: baseUrl },
+      { "key-probe.js": readFileSync(PROBE, "utf8") },
+    );
     // The agent says it spent nothing, but the proxy counted the reply it forwarded: the run's
     // cost is that reply's, which is over the budget, so the run stops on it.
     const reply = estimateCostUsd("claude-sonnet-4-5", usage);
@@ -188,7 +193,8 @@ nodes:
       costUsd: reply,
       proxiedCostUsd: reply,
     });
-    const probe = JSON.parse(readFileSync(out, "utf8")) as {
+    const [checkout] = devboxCheckouts(state);
+    const probe = JSON.parse(readFileSync(join(checkout ?? "", ".git", "probe.json"), "utf8")) as {
       env: Record<string, string>;
       calls: { status: number; body: string }[];
     };

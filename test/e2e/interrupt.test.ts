@@ -81,8 +81,10 @@ nodes:
     });
     expect(JSON.parse(json.stdout)).toMatchObject({ run: runId, status: "interrupted" });
 
-    writeDevBoxFile(state, "gate");
+    // The resumed run's command is a new DevBox's: its gate opens as soon as it is there.
+    const opener = setInterval(() => writeDevBoxFile(state, "gate"), 100);
     const resumed = await runCli(["resume", runId, "--state-dir", state], { cwd: repo, env });
+    clearInterval(opener);
     expect(resumed.stdout).toContain(`run ${runId}: succeeded`);
     expect(resumed.code).toBe(0);
     const branch = `clustercode/local-${runId}`;

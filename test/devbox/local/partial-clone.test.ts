@@ -301,7 +301,7 @@ describe("the setup cache across DevBoxes", () => {
     expect(second).toContain("SKIPPED");
     expect(readFileSync(join(checkout, "out", "file"), "utf8")).toBe("built\n");
   });
-  it("lets a sandboxed DevBox write only its run branch's cache, read its base's, see no other", async () => {
+  it("lets a sandboxed DevBox's commands write no cache (only its setup's save does), and see no other repository's", async () => {
     world = new World(true);
     // The hub's route and GitHub's address name the same cache: octo/repo.
     const repository = "https://github.com/octo/repo.git";
@@ -315,11 +315,12 @@ describe("the setup cache across DevBoxes", () => {
     const plant = await world.script(
       "run7-box8",
       "c1",
-      `touch "${own}/own" && echo OWN; touch "${base}/planted" || echo REFUSED; cat "${other}/secret.tar" || echo HIDDEN`,
+      `touch "${own}/own" || echo OWN-REFUSED; touch "${base}/planted" || echo REFUSED; cat "${other}/secret.tar" || echo HIDDEN`,
     );
-    expect(plant.output).toContain("OWN");
+    expect(plant.output).toContain("OWN-REFUSED");
     expect(plant.output).toContain("REFUSED");
     expect(plant.output).toContain("HIDDEN");
     expect(existsSync(join(base, "planted"))).toBe(false);
+    expect(existsSync(join(own, "own"))).toBe(false);
   });
 });
