@@ -91,8 +91,10 @@ function scriptedModel(body: Record<string, unknown>): ScriptedBlock[] | undefin
   // Claude Code's side calls (titles, quota probes) carry no tools: the default answer.
   if (!Array.isArray(body.tools) || body.tools.length === 0) return undefined;
   const messages = body.messages as Message[];
-  const cwd = /Primary working directory: (\S+)/.exec(textOf(blocksOf(messages[0])))?.[1];
-  if (cwd === undefined) throw new Error("Claude Code did not say its working directory");
+  // Claude Code says it in the first message, or for some models in the system prompt.
+  const cwd = /Primary working directory: ([^\s\\"]+)/.exec(JSON.stringify(body))?.[1];
+  // A call that does not say where it works (a side call with tools) gets the default answer.
+  if (cwd === undefined) return undefined;
   const write = (path: string, content: string) =>
     tool("Write", { file_path: join(cwd, path), content });
   const last = blocksOf(messages.at(-1));
