@@ -4,9 +4,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli, tempDir } from "./helpers.js";
 
-/** The environment of a machine as the product sees it by default (the sandbox on). */
+/** The environment of a machine as the product sees it by default (no executor chosen). */
 function defaults(env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return { CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: "", CLUSTERCODE_EXECUTOR: "", ...env };
+  return { CLUSTERCODE_EXECUTOR: "", ...env };
 }
 
 describe("clustercode doctor", () => {

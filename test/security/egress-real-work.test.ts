@@ -62,7 +62,7 @@ describe("a sandboxed DevBox allowed npm", () => {
     });
     roots.push(root);
     writeFileSync(join(root, "install.yml"), workflow());
-    // The product's defaults: no CLUSTERCODE_UNSAFE_LOCAL_DEVBOX, so the DevBox is sandboxed.
+    // The product's defaults: the DevBox is sandboxed.
     // Where a network re-signs TLS with its own authority (as this machine's does), the host
     // trusts it through NODE_EXTRA_CA_CERTS, which DevBoxes inherit.
     const { PATH, HOME, NODE_EXTRA_CA_CERTS } = process.env;

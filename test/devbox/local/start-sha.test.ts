@@ -47,10 +47,9 @@ class World {
   readonly executor = new LocalExecutor({
     stateDir: this.stateDir,
     graceMs: 2000,
-    // The product's defaults: whatever the test runner's environment says, DevBoxes are sandboxed.
+    // The product's defaults: no sandbox option, so DevBoxes are sandboxed.
     env: {
       ...process.env,
-      CLUSTERCODE_UNSAFE_LOCAL_DEVBOX: undefined,
       CLUSTERCODE_DEVBOX_HEARTBEAT_MS: "1000",
       CLUSTERCODE_DEVBOX_LAPSE_MS: "15000",
     },
